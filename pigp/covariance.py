@@ -1,0 +1,82 @@
+"""Kernel blocks pushed through linear operators: ``L_i L_j' k``.
+
+For operators ``L = sum_a c_a d^a`` (acting on the first argument) and
+``M = sum_b e_b d'^b`` (acting on the second), the block is
+``sum_{a,b} c_a e_b d^a d'^b k``. For a stationary kernel ``k(z - z')`` a
+derivative in the second argument is one in the difference with a sign,
+``d'^b = (-1)^|b| d^b``, so only derivatives of ``k(r)`` in ``r = z - z'`` are
+taken, and terms sharing ``a + b`` are evaluated once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import tensorflow as tf
+
+from .derivatives import partials
+
+__all__ = ["operator_pair", "block", "block_diag", "check_smoothness"]
+
+
+def check_smoothness(kernel, terms, what: str) -> None:
+    """Refuse operators of higher order than the kernel can be differentiated."""
+    order = max((sum(index) for _, index in terms), default=0)
+    if order > kernel.max_order:
+        raise ValueError(
+            f"{what}: an operator of order {order} needs a kernel that is {order} times "
+            f"mean-square differentiable, but {type(kernel).__name__} is only "
+            f"{kernel.max_order} times; use Matern72 (order 3) or SquaredExponential")
+
+
+def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list) -> tf.Tensor:
+    """``L k M'`` on pair tensors ``x1``, ``x2`` of shape ``(..., d)`` (broadcastable).
+
+    Args:
+        kernel: a :class:`pigp.kernels.Kernel`.
+        left, right: resolved operator terms ``[(Coefficient, multi_index)]`` acting
+            on the first and second argument.
+
+    Returns:
+        A tensor of the broadcast shape ``(...)``.
+    """
+    dtype = x1.dtype
+    d = x1.shape[-1]
+    weights = defaultdict(list)
+    if kernel.stationary:
+        columns = tf.unstack(x1 - x2, axis=-1)
+
+        def function(cols):
+            return kernel.stationary_pair(tf.stack(cols, axis=-1))
+
+        for c_left, a in left:
+            for c_right, b in right:
+                key = tuple(i + j for i, j in zip(a, b))
+                weights[key].append((-1.0) ** sum(b) * c_left.value(dtype) * c_right.value(dtype))
+    else:
+        shape = tf.broadcast_dynamic_shape(tf.shape(x1), tf.shape(x2))
+        columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + \
+            tf.unstack(tf.broadcast_to(x2, shape), num=d, axis=-1)
+
+        def function(cols):
+            return kernel.pair(tf.stack(cols[:d], axis=-1), tf.stack(cols[d:], axis=-1))
+
+        for c_left, a in left:
+            for c_right, b in right:
+                weights[tuple(a) + tuple(b)].append(c_left.value(dtype) * c_right.value(dtype))
+    values = partials(function, columns, weights.keys())
+    total = None
+    for key, coefficients in weights.items():
+        term = tf.add_n(coefficients) * values[key]
+        total = term if total is None else total + term
+    return total
+
+
+def block(kernel, X1: tf.Tensor, X2: tf.Tensor, left: list, right: list) -> tf.Tensor:
+    """The prior covariance block ``cov(L u(X1), M u(X2))`` of shape ``(n, m)``."""
+    return operator_pair(kernel, X1[:, None, :], X2[None, :, :], left, right)
+
+
+def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
+    """The diagonal ``cov(L u(x_i), M u(x_i))`` of shape ``(n,)``."""
+    return operator_pair(kernel, X, X, left, right)

@@ -1,0 +1,288 @@
+"""Covariance functions written for one pair of points.
+
+A kernel evaluates ``k(x1, x2)`` on *pair tensors*: ``x1`` and ``x2`` of shape
+``(..., d)`` give ``(...)``. Broadcasting over all pairs (the Gram matrix) and
+the operator blocks (:mod:`pigp.covariance`) are built on top, so a new kernel
+only writes the formula for one pair.
+
+Every kernel here is smooth to all orders at coincident points in the sense the
+operators need: squared distances are formed with ``tf.square`` (never ``**2``,
+whose third derivative is NaN at 0), and the Matérn kernels switch to their
+Taylor series near ``r = 0`` through a double ``tf.where``, so their derivatives
+at ``r = 0`` are the exact ones rather than those of a clipped distance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from .parameters import Parameter
+
+__all__ = ["Kernel", "Stationary", "SquaredExponential", "Matern52", "Matern72",
+           "RationalQuadratic", "Sum", "Product", "Custom"]
+
+
+class Kernel(tf.Module):
+    """Base class: subclasses implement :meth:`pair`.
+
+    Attributes:
+        stationary: True when ``k(x1, x2)`` depends on ``x1 - x2`` only; then
+            :meth:`stationary_pair` is defined and operator blocks need one
+            level of tapes less.
+        max_order: how many derivatives each argument of ``k`` can take in the
+            mean-square sense (``inf`` for the squared exponential, ``ceil(nu) - 1``
+            for a Matérn kernel). Operators of a higher order are refused.
+    """
+
+    stationary = False
+    max_order = math.inf
+
+    def pair(self, x1: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+        """``k(x1, x2)`` for pair tensors of shape ``(..., d)``; returns shape ``(...)``."""
+        raise NotImplementedError
+
+    def build(self, X: np.ndarray) -> None:
+        """Create data-dependent parameters (sizes, initial values) from inputs ``X``."""
+
+    @property
+    def parameters(self) -> dict:
+        """The kernel's parameters by name: ``{"variance": Parameter, ...}``."""
+        return {}
+
+    def __call__(self, X, X2=None, dtype=tf.float64) -> tf.Tensor:
+        """The Gram matrix ``k(X, X2)`` of shape ``(n, m)`` for ``X`` (n, d), ``X2`` (m, d)."""
+        X = tf.convert_to_tensor(X, dtype)
+        X2 = X if X2 is None else tf.convert_to_tensor(X2, dtype)
+        return self.pair(X[:, None, :], X2[None, :, :])
+
+    def __add__(self, other: "Kernel") -> "Kernel":
+        return Sum(self, other)
+
+    def __mul__(self, other: "Kernel") -> "Kernel":
+        return Product(self, other)
+
+
+class Stationary(Kernel):
+    """A kernel ``variance * profile(s)`` of the scaled squared distance
+    ``s = sum_c ((x1_c - x2_c) / lengthscale_c)^2``.
+
+    Args:
+        variance: initial prior variance of u (a positive number).
+        lengthscales: initial lengthscales, a number (shared by all input
+            dimensions) or one per dimension; None picks ``0.5 * range`` of the
+            training inputs per dimension at the first fit.
+    """
+
+    stationary = True
+
+    def __init__(self, variance: float = 1.0, lengthscales=None, name: str | None = None):
+        super().__init__(name=name)
+        self.variance = Parameter(variance, name="variance")
+        self._initial_lengthscales = lengthscales
+        self.lengthscales = None
+        if lengthscales is not None and np.ndim(lengthscales) == 1:
+            self.lengthscales = Parameter(lengthscales, name="lengthscales")
+
+    def build(self, X: np.ndarray) -> None:
+        d = X.shape[1]
+        if self.lengthscales is not None:
+            if self.lengthscales.shape != (d,):
+                raise ValueError(f"lengthscales: expected {d} values, one per input column, "
+                                 f"got shape {self.lengthscales.shape}")
+            return
+        if self._initial_lengthscales is None:
+            spread = np.ptp(X, axis=0) if len(X) > 1 else np.ones(d)
+            initial = 0.5 * np.where(spread > 0, spread, 1.0)
+        else:
+            initial = np.full(d, float(self._initial_lengthscales))
+        self.lengthscales = Parameter(initial, name="lengthscales")
+
+    @property
+    def parameters(self) -> dict:
+        out = {"variance": self.variance}
+        if self.lengthscales is not None:
+            out["lengthscales"] = self.lengthscales
+        return out
+
+    def profile(self, s: tf.Tensor) -> tf.Tensor:
+        """The kernel at unit variance as a function of the scaled squared distance."""
+        raise NotImplementedError
+
+    def stationary_pair(self, r: tf.Tensor) -> tf.Tensor:
+        """``k`` as a function of the difference ``r = x1 - x2`` of shape ``(..., d)``."""
+        if self.lengthscales is None:
+            raise ValueError(f"{type(self).__name__}: lengthscales are not set; pass "
+                             "lengthscales=... or fit the model first")
+        dtype = r.dtype
+        scaled = r / self.lengthscales.value(dtype)
+        s = tf.reduce_sum(tf.square(scaled), axis=-1)
+        return self.variance.value(dtype) * self.profile(s)
+
+    def pair(self, x1, x2):
+        return self.stationary_pair(x1 - x2)
+
+
+class SquaredExponential(Stationary):
+    """``k = variance * exp(-s / 2)``: smooth to every order.
+
+    ``SquaredExponential.from_weights(amplitude, weights)`` takes the
+    parameterisation ``amplitude^2 * exp(-1/2 sum_c w_c (x_c - x'_c)^2)``, the
+    weights being inverse squared lengthscales.
+    """
+
+    def profile(self, s):
+        return tf.exp(-0.5 * s)
+
+    @classmethod
+    def from_weights(cls, amplitude: float, weights) -> "SquaredExponential":
+        weights = np.asarray(weights, dtype=np.float64)
+        return cls(variance=float(amplitude) ** 2, lengthscales=1.0 / np.sqrt(weights))
+
+
+def _near_zero_threshold(dtype) -> float:
+    """Where a Matérn kernel switches to its series: the series' error (~y) and
+    the closed form's cancellation error (~eps / y^2) balance at y ~ eps^(1/3)."""
+    return float(np.finfo(dtype.as_numpy_dtype).eps) ** (1.0 / 3.0)
+
+
+class _Matern(Stationary):
+    """Half-integer Matérn kernel: ``poly(y) * exp(-y)`` with ``y = sqrt(2 nu s)``.
+
+    Near ``y = 0`` the profile is replaced by its Taylor series in ``y^2``, which
+    holds every even term up to the kernel's differentiability: so all
+    derivatives the operators may take are exact at ``r = 0`` and finite nearby.
+    """
+
+    nu: float
+    poly: tuple        # coefficients of poly(y), low order first
+    series: tuple      # Taylor coefficients of the profile in w = y^2
+
+    def profile(self, s):
+        y2 = 2.0 * self.nu * s
+        small = y2 < _near_zero_threshold(s.dtype) ** 2
+        # Double where: the closed form never sees y = 0, so its gradient is finite.
+        y = tf.sqrt(tf.where(small, tf.ones_like(y2), y2))
+        closed = tf.math.polyval([tf.cast(c, s.dtype) for c in self.poly[::-1]], y) * tf.exp(-y)
+        near = tf.math.polyval([tf.cast(c, s.dtype) for c in self.series[::-1]], y2)
+        return tf.where(small, near, closed)
+
+
+class Matern52(_Matern):
+    """Matérn nu = 5/2: ``(1 + y + y^2/3) e^-y``; twice mean-square differentiable."""
+
+    nu = 2.5
+    max_order = 2
+    poly = (1.0, 1.0, 1.0 / 3.0)
+    series = (1.0, -1.0 / 6.0, 1.0 / 24.0)
+
+
+class Matern72(_Matern):
+    """Matérn nu = 7/2: ``(1 + y + 2y^2/5 + y^3/15) e^-y``; three times differentiable."""
+
+    nu = 3.5
+    max_order = 3
+    poly = (1.0, 1.0, 2.0 / 5.0, 1.0 / 15.0)
+    series = (1.0, -1.0 / 10.0, 1.0 / 120.0, -1.0 / 720.0)
+
+
+class RationalQuadratic(Stationary):
+    """``k = variance * (1 + s / (2 alpha))^-alpha``: smooth to every order.
+
+    Args:
+        alpha: the shape (scale mixture) parameter, positive and learned.
+    """
+
+    def __init__(self, variance: float = 1.0, lengthscales=None, alpha: float = 1.0,
+                 name: str | None = None):
+        super().__init__(variance, lengthscales, name=name)
+        self.alpha = Parameter(alpha, name="alpha")
+
+    @property
+    def parameters(self) -> dict:
+        return {**super().parameters, "alpha": self.alpha}
+
+    def profile(self, s):
+        alpha = self.alpha.value(s.dtype)
+        return tf.exp(-alpha * tf.math.log1p(s / (2.0 * alpha)))
+
+
+class _Combination(Kernel):
+    def __init__(self, first: Kernel, second: Kernel):
+        super().__init__()
+        for kernel in (first, second):
+            if not isinstance(kernel, Kernel):
+                raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
+        self.first, self.second = first, second
+        self.stationary = first.stationary and second.stationary
+        self.max_order = min(first.max_order, second.max_order)
+
+    def build(self, X):
+        self.first.build(X)
+        self.second.build(X)
+
+    @property
+    def parameters(self) -> dict:
+        out = {f"first.{k}": v for k, v in self.first.parameters.items()}
+        out.update({f"second.{k}": v for k, v in self.second.parameters.items()})
+        return out
+
+
+class Sum(_Combination):
+    """``k1 + k2`` (written ``kernel1 + kernel2``)."""
+
+    def pair(self, x1, x2):
+        return self.first.pair(x1, x2) + self.second.pair(x1, x2)
+
+    def stationary_pair(self, r):
+        return self.first.stationary_pair(r) + self.second.stationary_pair(r)
+
+
+class Product(_Combination):
+    """``k1 * k2`` (written ``kernel1 * kernel2``)."""
+
+    def pair(self, x1, x2):
+        return self.first.pair(x1, x2) * self.second.pair(x1, x2)
+
+    def stationary_pair(self, r):
+        return self.first.stationary_pair(r) * self.second.stationary_pair(r)
+
+
+class Custom(Kernel):
+    """A kernel from a TensorFlow function of one pair of points.
+
+    Args:
+        function: ``function(x1, x2, **values)`` on pair tensors of shape
+            ``(..., d)`` returning shape ``(...)``; ``values`` are the parameters'
+            current values as tensors of the inputs' dtype.
+        parameters: ``{name: Parameter or initial positive value}``.
+        stationary: set True only if ``function`` depends on ``x1 - x2`` alone.
+        max_order: derivatives each argument can take (``inf`` for a smooth one).
+
+    Everything in ``function`` must be differentiable at ``x1 == x2`` to the
+    order the operators need: write squares as ``tf.square(a)``, not ``a**2``.
+    """
+
+    def __init__(self, function, parameters: dict | None = None, stationary: bool = False,
+                 max_order: float = math.inf, name: str | None = None):
+        super().__init__(name=name)
+        if not callable(function):
+            raise ValueError(f"function: expected a callable (x1, x2, **values), got {function!r}")
+        self.function = function
+        self._parameters = {k: v if isinstance(v, Parameter) else Parameter(v, name=k)
+                            for k, v in (parameters or {}).items()}
+        self.stationary = bool(stationary)
+        self.max_order = max_order
+
+    @property
+    def parameters(self) -> dict:
+        return dict(self._parameters)
+
+    def pair(self, x1, x2):
+        values = {k: p.value(x1.dtype) for k, p in self._parameters.items()}
+        return self.function(x1, x2, **values)
+
+    def stationary_pair(self, r):
+        return self.pair(r, tf.zeros_like(r))

@@ -1,0 +1,445 @@
+"""The physics-informed GP: a GP prior on u, conditioned on data of u and of L u.
+
+Notation (see docs/notation.md): ``K`` is the joint covariance of all observed
+values, block ``(i, j)`` being ``L_i L_j' k`` plus noise on the diagonal blocks;
+``chol`` its lower Cholesky factor; ``alpha = K^-1 y``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import scipy.linalg
+import tensorflow as tf
+
+from . import _validation as check
+from ._linalg import jittered_cholesky
+from .covariance import block, block_diag, check_smoothness
+from .kernels import Kernel
+from .observations import Observations
+from .operators import Identity, Operator
+from .parameters import Parameter
+
+__all__ = ["PIGP"]
+
+_CHUNK = 1024          # test points per compiled prediction call
+_STEPS_PER_CALL = 250  # Adam steps per compiled training call
+
+
+class PIGP(tf.Module):
+    """Physics-informed GP regression for a linear operator ``f = L u``.
+
+    Args:
+        kernel: the prior covariance of u, a :class:`pigp.kernels.Kernel`.
+        operator: the operator L, e.g. ``pigp.operators.heat(diffusivity=1.0)``.
+        noise_u, noise_f: initial noise variances of the u and f data (learned; in
+            standardised units, so the default 1e-3 suits noise-free and noisy data),
+            positive numbers or :class:`pigp.Parameter` objects.
+        dims: column names of X (e.g. ``("x", "t")``) when the operator does not
+            declare them.
+        dtype: ``"float64"`` (default) or ``"float32"`` (for accelerators).
+        jitter: relative diagonal jitter per block (default 1e-10 in float64,
+            1e-6 in float32).
+        standardize: divide all targets by ``y_scale``, the root mean square of
+            the u data (of the first data set when there is none); L is linear,
+            so u and f scale alike. The kernel variance and the noise variances
+            are then those of the standardised data; predictions are in data units.
+
+    After :meth:`fit`: ``history`` (the loss at every step), ``rejected_steps``
+    (steps whose loss or gradient was not finite and were skipped).
+    """
+
+    def __init__(self, kernel: Kernel, operator: Operator, noise_u=1e-3, noise_f=1e-3,
+                 dims=None, dtype="float64", jitter: float | None = None,
+                 standardize: bool = True, name: str | None = None):
+        super().__init__(name=name)
+        if not isinstance(kernel, Kernel):
+            raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
+        if not isinstance(operator, Operator):
+            raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
+        self.dtype = check.as_dtype(dtype)
+        if jitter is None:
+            jitter = 1e-10 if self.dtype == tf.float64 else 1e-6
+        if not (isinstance(jitter, (int, float)) and math.isfinite(jitter) and jitter >= 0):
+            raise ValueError(f"jitter: expected a finite number >= 0, got {jitter!r}")
+        self.kernel = kernel
+        self.operator = operator
+        self.dims = None if dims is None else tuple(dims)
+        self.jitter = float(jitter)
+        self.standardize = bool(standardize)
+        self.noise_u = _as_parameter(noise_u, "noise_u")
+        self.noise_f = _as_parameter(noise_f, "noise_f")
+        self.history: list = []
+        self.rejected_steps: list = []
+        self.y_scale = 1.0
+        self._sets: list = []         # [(name, X, y, terms, noise Parameter)]
+        self._posterior = None        # (chol, alpha) in float64 NumPy
+        self._adam = None
+        self._cross_functions = {}
+        self._training_signature = None
+
+    # ----- parameters ---------------------------------------------------------------
+    def parameters_by_name(self) -> dict:
+        """Every parameter of the model: ``{"kernel.variance": Parameter, ...}``."""
+        out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
+        for i, p in enumerate(self.operator.parameters):
+            out[f"operator.{p.label or f'coefficient{i}'}"] = p
+        out["noise_u"], out["noise_f"] = self.noise_u, self.noise_f
+        for name, _, _, terms, noise in self._sets:
+            if name not in ("u", "f"):
+                out[f"{name}.noise"] = noise
+                for coefficient, _ in terms:
+                    for p in coefficient.parameters:
+                        if not any(p is q for q in out.values()):
+                            out[f"{name}.{p.label or p.name}"] = p
+        return out
+
+    def parameter_values(self) -> dict:
+        """Current constrained values: floats for scalars, arrays for vectors."""
+        return {k: (float(v) if np.ndim(v) == 0 else np.array(v))
+                for k, v in ((k, p.numpy()) for k, p in self.parameters_by_name().items())}
+
+    def _trainable(self) -> list:
+        unique = []
+        for p in self.parameters_by_name().values():
+            if p.trainable and not any(p is q for q in unique):
+                unique.append(p)
+        return [p.unconstrained for p in unique]
+
+    # ----- data -----------------------------------------------------------------------
+    def _prepare(self, X_u, y_u, X_f, y_f, observations) -> tuple:
+        """Validate everything and return the new data sets, changing no state."""
+        raw = []
+        if X_u is not None or y_u is not None:
+            raw.append(("u", X_u, y_u, Identity, self.noise_u, "X_u", "y_u"))
+        if X_f is not None or y_f is not None:
+            raw.append(("f", X_f, y_f, self.operator, self.noise_f, "X_f", "y_f"))
+        for i, obs in enumerate(observations):
+            if not isinstance(obs, Observations):
+                raise ValueError(f"observations[{i}]: expected pigp.Observations, got {obs!r}")
+            raw.append((obs.name, obs.X, obs.y, obs.operator, obs.noise,
+                         f"observations[{i}].X", f"observations[{i}].y"))
+        if not raw:
+            raise ValueError("fit: expected data: X_u and y_u, X_f and y_f, or observations=[...]")
+        names = [r[0] for r in raw]
+        if len(set(names)) != len(names):
+            raise ValueError(f"observations: names must be distinct, got {names}")
+        input_dim = None
+        sets = []
+        for name, X, y, operator, noise, x_name, y_name in raw:
+            if X is None or y is None:
+                missing = x_name if X is None else y_name
+                raise ValueError(f"{missing}: expected an array (both {x_name} and {y_name} "
+                                 "are needed), got None")
+            X = check.as_inputs(x_name, X, input_dim)
+            input_dim = X.shape[1]
+            y = check.as_targets(y_name, y, len(X), x_name)
+            terms = operator.resolve(input_dim, self.dims)
+            check_smoothness(self.kernel, terms, x_name)
+            sets.append((name, X, y, terms, noise))
+        return sets
+
+    # ----- the joint covariance ------------------------------------------------------
+    def _block(self, X1, X2, left, right):
+        return block(self.kernel, X1, X2, left, right)
+
+    def _joint(self, Xs) -> tf.Tensor:
+        """``K``: all blocks, noise and relative jitter on the diagonal blocks."""
+        rows = [[None] * len(Xs) for _ in Xs]
+        for i, (Xi, (_, _, _, ti, noise)) in enumerate(zip(Xs, self._sets)):
+            for j in range(i, len(Xs)):
+                Kij = self._block(Xi, Xs[j], ti, self._sets[j][3])
+                rows[i][j], rows[j][i] = Kij, tf.transpose(Kij)
+            Kii = rows[i][i]
+            diag = tf.linalg.diag_part(Kii)
+            extra = noise.value(self.dtype) + self.jitter * tf.stop_gradient(tf.reduce_mean(diag))
+            rows[i][i] = tf.linalg.set_diag(Kii, diag + extra)
+        return tf.concat([tf.concat(row, axis=1) for row in rows], axis=0)
+
+    def _nll(self, Xs, ys) -> tf.Tensor:
+        K = self._joint(Xs)
+        y = tf.concat(ys, axis=0)[:, None]
+        chol = tf.linalg.cholesky(K)
+        a = tf.linalg.cholesky_solve(chol, y)
+        n = tf.cast(tf.shape(y)[0], self.dtype)
+        return (0.5 * tf.reduce_sum(y * a) + tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
+                + 0.5 * n * math.log(2.0 * math.pi))
+
+    def _data_tensors(self):
+        Xs = tuple(tf.constant(X, self.dtype) for _, X, _, _, _ in self._sets)
+        ys = tuple(tf.constant(y / self.y_scale, self.dtype) for _, _, y, _, _ in self._sets)
+        return Xs, ys
+
+    def log_marginal_likelihood(self) -> float:
+        """``log p(y)`` of the standardised training data at the current parameters."""
+        self._require_data()
+        return -float(self._nll(*self._data_tensors()).numpy())
+
+    # ----- training -------------------------------------------------------------------
+    def fit(self, X_u=None, y_u=None, X_f=None, y_f=None, *, observations=(), steps: int = 2000,
+            learning_rate: float = 0.02, optimizer: str = "adam", verbose: bool = False,
+            callback=None) -> "PIGP":
+        """Learn the parameters from data by maximising the log marginal likelihood.
+
+        Args:
+            X_u, y_u: points of shape (n_u, d) and values of u, shape (n_u,).
+            X_f, y_f: points of shape (n_f, d) and values of ``f = L u``, shape (n_f,).
+            observations: further :class:`pigp.Observations` (boundary, Neumann, ...).
+            steps: the number of Adam steps from the current parameter values.
+            learning_rate: Adam's step size on the unconstrained variables.
+            optimizer: ``"adam"``.
+            verbose: show a progress bar with the current loss.
+            callback: ``callback(step, loss, model)`` after each compiled call of
+                up to 250 steps.
+
+        Returns:
+            self. The parameters left are those of the lowest loss seen.
+        """
+        if optimizer != "adam":
+            raise ValueError(f"optimizer: expected 'adam', got {optimizer!r}")
+        if not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
+        if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
+            raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
+        sets = self._prepare(X_u, y_u, X_f, y_f, observations)
+
+        # Validated: from here on, state changes.
+        self._sets = sets
+        self._cross_functions = {}
+        scale_source = sets[0][2]
+        rms = float(np.sqrt(np.mean(np.square(scale_source)))) if self.standardize else 1.0
+        self.y_scale = rms if rms > 0 else 1.0
+        self.kernel.build(np.concatenate([X for _, X, _, _, _ in sets]))
+        self._posterior = None
+        self._run_adam(int(steps), float(learning_rate), verbose, callback)
+        self._refresh_posterior()
+        return self
+
+    def _adam_state(self, variables):
+        signature = (tuple(id(v) for v in variables), self._structure())
+        if self._adam is None or self._adam["signature"] != signature:
+            zeros = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
+            self._adam = {
+                "signature": signature,
+                "m": zeros,
+                "v": [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables],
+                "best": [tf.Variable(v, trainable=False) for v in variables],
+                "t": tf.Variable(0.0, dtype=tf.float64, trainable=False),
+                "best_loss": tf.Variable(np.inf, dtype=tf.float64, trainable=False),
+                "lr_scale": tf.Variable(1.0, dtype=tf.float64, trainable=False),
+            }
+            self._train_call = tf.function(self._train_steps, jit_compile=True)
+        state = self._adam
+        for m, v, b, var in zip(state["m"], state["v"], state["best"], variables):
+            m.assign(tf.zeros_like(m))
+            v.assign(tf.zeros_like(v))
+            b.assign(var)
+        state["t"].assign(0.0)
+        state["best_loss"].assign(np.inf)
+        state["lr_scale"].assign(1.0)
+        return state
+
+    def _train_steps(self, Xs, ys, n_steps, learning_rate):
+        """``n_steps`` Adam steps in one compiled call; non-finite steps are skipped."""
+        state = self._adam
+        variables = self._trainable()
+        losses = tf.TensorArray(tf.float64, size=n_steps)
+        rejected = tf.TensorArray(tf.bool, size=n_steps)
+        beta1, beta2, eps = 0.9, 0.999, 1e-8
+        for i in tf.range(n_steps):
+            with tf.GradientTape() as tape:
+                loss = tf.cast(self._nll(Xs, ys), tf.float64)
+            grads = [tf.cast(g, tf.float64) for g in tape.gradient(loss, variables)]
+            finite = tf.reduce_all([tf.math.is_finite(loss)]
+                                   + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+            if finite:
+                if loss < state["best_loss"]:
+                    state["best_loss"].assign(loss)
+                    for b, var in zip(state["best"], variables):
+                        b.assign(var)
+                t = state["t"].assign_add(1.0)
+                rate = learning_rate * state["lr_scale"] * tf.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
+                for var, g, m, v in zip(variables, grads, state["m"], state["v"]):
+                    m.assign(beta1 * m + (1.0 - beta1) * g)
+                    v.assign(beta2 * v + (1.0 - beta2) * tf.square(g))
+                    var.assign_sub(rate * m / (tf.sqrt(v) + eps))
+            else:
+                # Back to the best point seen, with half the step size from now on.
+                state["lr_scale"].assign(0.5 * state["lr_scale"])
+                for b, var in zip(state["best"], variables):
+                    var.assign(b)
+            losses = losses.write(i, loss)
+            rejected = rejected.write(i, tf.logical_not(finite))
+        return losses.stack(), rejected.stack()
+
+    def _run_adam(self, steps, learning_rate, verbose, callback):
+        variables = self._trainable()
+        self.history, self.rejected_steps = [], []
+        if steps == 0 or not variables:
+            return
+        state = self._adam_state(variables)
+        Xs, ys = self._data_tensors()
+        progress = _progress(steps, verbose)
+        done = 0
+        try:
+            while done < steps:
+                n = min(_STEPS_PER_CALL, steps - done)
+                losses, rejected = self._train_call(Xs, ys, tf.constant(n), tf.constant(
+                    learning_rate, tf.float64))
+                losses, rejected = losses.numpy(), rejected.numpy()
+                self.history.extend(losses.tolist())
+                self.rejected_steps.extend((done + np.flatnonzero(rejected)).tolist())
+                done += n
+                if progress is not None:
+                    progress.update(n)
+                    progress.set_postfix(loss=f"{losses[-1]:.6g}")
+                if callback is not None:
+                    callback(done, float(losses[-1]), self)
+        except KeyboardInterrupt:
+            self._keep_best(Xs, ys, state, variables)
+            self._refresh_posterior()
+            warnings.warn(f"fit interrupted after {done} steps; kept the best parameters so far",
+                          RuntimeWarning, stacklevel=3)
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        self._keep_best(Xs, ys, state, variables)
+        if self.rejected_steps:
+            warnings.warn(f"fit: {len(self.rejected_steps)} of {steps} steps had a non-finite "
+                          "loss or gradient and were skipped (see model.rejected_steps)",
+                          RuntimeWarning, stacklevel=3)
+
+    def _keep_best(self, Xs, ys, state, variables):
+        final = float(tf.cast(self._nll(Xs, ys), tf.float64).numpy())
+        if not (np.isfinite(final) and final <= state["best_loss"].numpy()):
+            for b, var in zip(state["best"], variables):
+                var.assign(b)
+
+    # ----- prediction -----------------------------------------------------------------
+    def _structure(self) -> tuple:
+        """What compiled functions capture of the data sets besides their shapes."""
+        return tuple((name, tuple((id(c), i) for c, i in terms), id(noise))
+                     for name, _, _, terms, noise in self._sets)
+
+    def _require_data(self):
+        if not self._sets:
+            raise ValueError("model: not fitted yet; call fit(...) with data before "
+                             "predict, covariance of data or log_marginal_likelihood")
+
+    def _refresh_posterior(self):
+        Xs, ys = self._data_tensors()
+        K = self._joint(Xs).numpy().astype(np.float64)
+        chol, _ = jittered_cholesky(K, [len(X) for X in Xs], [s[0] for s in self._sets])
+        y = np.concatenate([y.numpy().astype(np.float64) for y in ys])
+        alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
+        self._posterior = (chol, alpha)
+
+    def _output_terms(self, output, input_dim):
+        if isinstance(output, Operator):
+            terms = output.resolve(input_dim, self.dims)
+        elif output == "u":
+            terms = Identity.resolve(input_dim)
+        elif output == "f":
+            terms = self.operator.resolve(input_dim, self.dims)
+        else:
+            matches = [s[3] for s in self._sets if s[0] == output]
+            if not matches:
+                known = ["u", "f"] + [s[0] for s in self._sets if s[0] not in ("u", "f")]
+                raise ValueError(f"output: expected one of {known} or an Operator, got {output!r}")
+            terms = matches[0]
+        check_smoothness(self.kernel, terms, "output")
+        return terms
+
+    def _cross_function(self, output, terms):
+        key = output if isinstance(output, str) else id(output)
+        entry = self._cross_functions.get(key)
+        if entry is None or entry[0] is not output:
+            def cross(Xc, Xs):
+                Ks = [block(self.kernel, Xc, X, terms, s[3]) for X, s in zip(Xs, self._sets)]
+                return tf.concat(Ks, axis=1), block_diag(self.kernel, Xc, terms, terms)
+            entry = (output, tf.function(cross, jit_compile=True))
+            self._cross_functions[key] = entry
+        return entry[1]
+
+    def predict(self, X, output="u", full_cov: bool = False):
+        """Posterior mean and variance of u (or ``L u``) at points X.
+
+        Args:
+            X: array of shape (n, d).
+            output: ``"u"``, ``"f"`` (the model's operator applied to u), the name of
+                an observation set, or any :class:`pigp.operators.Operator`.
+            full_cov: return the full (n, n) posterior covariance instead of the variance.
+
+        Returns:
+            ``(mean, var)``: arrays of shape (n,) and (n,) (or (n, n) with
+            ``full_cov``), in data units. ``var = k_** - diag(K_*y K^-1 K_y*)``,
+            with round-off negatives clipped to 0.
+        """
+        self._require_data()
+        input_dim = self._sets[0][1].shape[1]
+        X = check.as_inputs("X", X, input_dim)
+        terms = self._output_terms(output, input_dim)
+        if self._posterior is None:
+            self._refresh_posterior()
+        chol, alpha = self._posterior
+        Xs, _ = self._data_tensors()
+        cross = self._cross_function(output, terms)
+        n = len(X)
+        means, variances, blocks = [], [], []
+        for start in range(0, n, _CHUNK):
+            chunk = X[start:start + _CHUNK]
+            padded = np.concatenate([chunk, np.repeat(chunk[-1:], _CHUNK - len(chunk), axis=0)])
+            Ks, prior = cross(tf.constant(padded, self.dtype), Xs)
+            Ks = Ks.numpy().astype(np.float64)[:len(chunk)]
+            prior = prior.numpy().astype(np.float64)[:len(chunk)]
+            V = scipy.linalg.solve_triangular(chol, Ks.T, lower=True, check_finite=False)
+            means.append(Ks @ alpha)
+            variances.append(prior - np.einsum("ij,ij->j", V, V))
+            if full_cov:
+                blocks.append((chunk, V))
+        mean = np.concatenate(means) * self.y_scale
+        if full_cov:
+            V = np.concatenate([v for _, v in blocks], axis=1)
+            Xt = tf.constant(X, self.dtype)
+            prior = block(self.kernel, Xt, Xt, terms, terms).numpy().astype(np.float64)
+            cov = (prior - V.T @ V) * self.y_scale ** 2
+            return mean, 0.5 * (cov + cov.T)
+        var = np.maximum(np.concatenate(variances), 0.0) * self.y_scale ** 2
+        return mean, var
+
+    def covariance(self, X1, X2=None, left="u", right="u") -> np.ndarray:
+        """The prior block ``cov(L_left u(X1), L_right u(X2))`` without noise.
+
+        Args:
+            X1: array of shape (n, d); X2: array of shape (m, d) (default X1).
+            left, right: ``"u"``, ``"f"``, an observation set's name or an Operator.
+
+        Returns:
+            An array of shape (n, m), in the kernel's (standardised) units.
+        """
+        X1 = check.as_inputs("X1", X1, self._input_dim_or_none())
+        X2 = X1 if X2 is None else check.as_inputs("X2", X2, X1.shape[1])
+        self.kernel.build(X1)
+        t_left = self._output_terms(left, X1.shape[1])
+        t_right = self._output_terms(right, X1.shape[1])
+        K = block(self.kernel, tf.constant(X1, self.dtype), tf.constant(X2, self.dtype),
+                  t_left, t_right)
+        return K.numpy()
+
+    def _input_dim_or_none(self):
+        return self._sets[0][1].shape[1] if self._sets else None
+
+
+def _as_parameter(value, name: str) -> Parameter:
+    return value if isinstance(value, Parameter) else Parameter(value, name=name)
+
+
+def _progress(total: int, verbose: bool):
+    if not verbose:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="fit", unit="step")

@@ -1,0 +1,255 @@
+"""Linear differential operators with constant coefficients.
+
+An operator is a sum of terms ``coefficient * d^|a| / dx^a``, with ``a`` a
+multi-index over the input columns. Columns are named (``"x"``, ``"t"``) or
+indexed (``0``, ``1``); names are matched to columns through ``dims``, declared
+once on the operator or on the model. Coefficients are numbers or learnable
+:class:`pigp.Parameter` objects.
+
+    from pigp.operators import D
+    L = (D("t") - 0.5 * D("x", 2)).with_dims("x", "t")   # heat, alpha = 0.5
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import tensorflow as tf
+
+from .parameters import Coefficient, Parameter
+
+__all__ = ["Operator", "D", "Identity", "heat", "laplacian", "derivative"]
+
+
+class Operator:
+    """A linear differential operator ``sum_i c_i d^{a_i}``.
+
+    Build operators with :func:`D`, :data:`Identity` and arithmetic: ``+``, ``-``,
+    scalar ``*`` (a number or a Parameter), and composition ``L1 @ L2`` (or
+    ``L1 * L2``).
+
+    Args:
+        terms: pairs ``(coefficient, orders)``, ``orders`` a dict from a column
+            name or index to a derivative order.
+        dims: names of the input columns in order, e.g. ``("x", "t")``, or None.
+    """
+
+    def __init__(self, terms=(), dims=None):
+        self.terms = tuple((Coefficient.of(c), _freeze(orders)) for c, orders in terms)
+        self.dims = None if dims is None else _check_dims(dims)
+
+    # ----- construction ---------------------------------------------------------------
+    def with_dims(self, *dims) -> "Operator":
+        """This operator with its column names declared, e.g. ``.with_dims("x", "t")``."""
+        if len(dims) == 1 and not isinstance(dims[0], str):
+            dims = tuple(dims[0])
+        return Operator(self.terms, dims)
+
+    def _merged_dims(self, other: "Operator"):
+        if self.dims is not None and other.dims is not None and self.dims != other.dims:
+            raise ValueError(f"operator dims: cannot combine operators on {self.dims} and "
+                             f"{other.dims}")
+        return self.dims if self.dims is not None else other.dims
+
+    def __add__(self, other):
+        other = _as_operator(other)
+        if other is NotImplemented:
+            return NotImplemented
+        return Operator(self.terms + other.terms, self._merged_dims(other))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Operator(((-c, dict(o)) for c, o in self.terms), self.dims)
+
+    def __sub__(self, other):
+        other = _as_operator(other)
+        if other is NotImplemented:
+            return NotImplemented
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        if isinstance(other, Operator):
+            return self @ other
+        try:
+            scale = Coefficient.of(other)
+        except ValueError:
+            return NotImplemented
+        return Operator(((scale * c, dict(o)) for c, o in self.terms), self.dims)
+
+    __rmul__ = __mul__
+
+    def __matmul__(self, other: "Operator") -> "Operator":
+        """Composition ``(L1 @ L2) u = L1 (L2 u)``; exact for constant coefficients."""
+        if not isinstance(other, Operator):
+            return NotImplemented
+        terms = []
+        for c1, o1 in self.terms:
+            for c2, o2 in other.terms:
+                orders = Counter(dict(o1))
+                orders.update(dict(o2))
+                terms.append((c1 * c2, dict(orders)))
+        return Operator(terms, self._merged_dims(other))
+
+    # ----- inspection -----------------------------------------------------------------
+    @property
+    def order(self) -> int:
+        """The highest total derivative order of any term (0 for the identity)."""
+        return max((sum(n for _, n in o) for _, o in self.terms), default=0)
+
+    @property
+    def parameters(self) -> list:
+        """The distinct :class:`Parameter` objects among the coefficients."""
+        seen = []
+        for c, _ in self.terms:
+            for p in c.parameters:
+                if not any(p is q for q in seen):
+                    seen.append(p)
+        return seen
+
+    @property
+    def is_identity(self) -> bool:
+        return (len(self.terms) == 1 and not self.terms[0][1]
+                and self.terms[0][0].is_constant and self.terms[0][0].constant == 1.0)
+
+    def resolve(self, input_dim: int, dims=None) -> list:
+        """Terms as ``[(Coefficient, multi_index)]`` with one order per input column.
+
+        Args:
+            input_dim: the number of columns of X.
+            dims: column names to use when the operator has none of its own.
+
+        Raises:
+            ValueError: a named column is not among ``dims``, an index is out of
+                range, or ``dims`` has the wrong length.
+        """
+        dims = self.dims if self.dims is not None else (None if dims is None else _check_dims(dims))
+        if dims is not None and len(dims) != input_dim:
+            raise ValueError(f"X: the operator's dims {dims} name {len(dims)} columns, but X "
+                             f"has {input_dim}")
+        resolved = []
+        for coefficient, orders in self.terms:
+            index = [0] * input_dim
+            for key, n in orders:
+                index[_column(key, dims, input_dim)] += n
+            resolved.append((coefficient, tuple(index)))
+        return resolved
+
+    def __repr__(self) -> str:
+        if not self.terms:
+            return "Operator(0)"
+        parts = []
+        for c, orders in self.terms:
+            d = "".join(f"d{k}" + (f"^{n}" if n > 1 else "") for k, n in orders) or "I"
+            parts.append(f"{c!r}*{d}")
+        dims = f", dims={self.dims}" if self.dims else ""
+        return f"Operator({' + '.join(parts)}{dims})"
+
+
+def D(dim, order: int = 1) -> Operator:
+    """The partial derivative ``d^order / d dim^order``, or a mixed one from a dict.
+
+    Args:
+        dim: a column name (``"x"``) or index (``0``), or a dict of them to orders,
+            e.g. ``{"x": 1, "t": 1}`` for ``d^2 / dx dt``.
+        order: the derivative order when ``dim`` is a single column.
+    """
+    orders = dict(dim) if isinstance(dim, dict) else {dim: order}
+    for key, n in orders.items():
+        if not isinstance(key, (str, int, np.integer)) or isinstance(key, bool):
+            raise ValueError(f"dim: expected a column name or index, got {key!r}")
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"order: expected a non-negative integer, got {n!r} for {key!r}")
+    return Operator([(1.0, orders)])
+
+
+def derivative(dim, order: int = 1) -> Operator:
+    """Alias of :func:`D`."""
+    return D(dim, order)
+
+
+def heat(diffusivity=1.0, dims=("x", "t")) -> Operator:
+    """The heat operator ``L u = u_t - diffusivity * u_xx`` on columns ``(x, t)``.
+
+    Args:
+        diffusivity: a positive number (fixed) or a :class:`Parameter` (learned).
+        dims: the column names; the defaults mean ``X[:, 0] = x``, ``X[:, 1] = t``.
+    """
+    if isinstance(diffusivity, Parameter) and diffusivity.label is None:
+        diffusivity.label = "diffusivity"
+    elif not isinstance(diffusivity, (Parameter, Coefficient)):
+        diffusivity = float(diffusivity)
+    return (D("t") - diffusivity * D("x", 2)).with_dims(*dims)
+
+
+def laplacian(*dims) -> Operator:
+    """``sum_c d^2/dc^2`` over the named columns, e.g. ``laplacian("x", "y")``."""
+    if not dims:
+        raise ValueError("dims: expected at least one column name")
+    return sum((D(c, 2) for c in dims[1:]), D(dims[0], 2))
+
+
+def _freeze(orders) -> tuple:
+    orders = dict(orders)
+    items = [(k, int(n)) for k, n in orders.items() if n]
+    return tuple(sorted(items, key=lambda kv: (isinstance(kv[0], str), str(kv[0]))))
+
+
+def _check_dims(dims) -> tuple:
+    dims = tuple(dims)
+    if not all(isinstance(d, str) for d in dims) or len(set(dims)) != len(dims):
+        raise ValueError(f"dims: expected distinct column names, got {dims!r}")
+    return dims
+
+
+def _column(key, dims, input_dim: int) -> int:
+    if isinstance(key, str):
+        if dims is None:
+            raise ValueError(f"dims: the operator uses the column name {key!r}; declare the "
+                             "column names with operator.with_dims(...) or PIGP(..., dims=...)")
+        if key not in dims:
+            raise ValueError(f"dims: the operator uses column {key!r}, not among {dims}")
+        return dims.index(key)
+    if not 0 <= key < input_dim:
+        raise ValueError(f"X: the operator differentiates column {key}, but X has "
+                         f"{input_dim} columns")
+    return int(key)
+
+
+def _as_operator(value):
+    if isinstance(value, Operator):
+        return value
+    try:
+        return Operator([(Coefficient.of(value), {})])
+    except ValueError:
+        return NotImplemented
+
+
+#: The identity operator: ``Identity u = u`` (observations of u itself).
+Identity = Operator([(1.0, {})])
+
+
+def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.ndarray:
+    """``(L u)(X)`` for a TensorFlow function ``u`` of X's rows, by nested tapes.
+
+    Args:
+        operator: the operator L.
+        function: maps a tensor of shape (n, d) to shape (n,), written with
+            TensorFlow ops (e.g. ``lambda X: tf.exp(-X[:, 1]) * tf.sin(np.pi * X[:, 0])``).
+        X: array of shape (n, d).
+    """
+    from .derivatives import partials
+
+    X = tf.convert_to_tensor(X, dtype)
+    terms = operator.resolve(X.shape[1], dims)
+    columns = tf.unstack(X, axis=1)
+    values = partials(lambda cols: function(tf.stack(cols, axis=1)), columns,
+                      {index for _, index in terms})
+    total = tf.zeros(tf.shape(X)[:1], dtype)
+    for coefficient, index in terms:
+        total += coefficient.value(dtype) * values[index]
+    return total.numpy()
