@@ -165,8 +165,8 @@ class _Matern(Stationary):
         small = y2 < _near_zero_threshold(s.dtype) ** 2
         # Double where: the closed form never sees y = 0, so its gradient is finite.
         y = tf.sqrt(tf.where(small, tf.ones_like(y2), y2))
-        closed = tf.math.polyval([tf.cast(c, s.dtype) for c in self.poly[::-1]], y) * tf.exp(-y)
-        near = tf.math.polyval([tf.cast(c, s.dtype) for c in self.series[::-1]], y2)
+        closed = tf.math.polyval([tf.constant(c, s.dtype) for c in self.poly[::-1]], y) * tf.exp(-y)
+        near = tf.math.polyval([tf.constant(c, s.dtype) for c in self.series[::-1]], y2)
         return tf.where(small, near, closed)
 
 

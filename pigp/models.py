@@ -126,7 +126,8 @@ class PIGP(tf.Module):
         names = [r[0] for r in raw]
         if len(set(names)) != len(names):
             raise ValueError(f"observations: names must be distinct, got {names}")
-        input_dim = None
+        declared = self.operator.dims or self.dims
+        input_dim = len(declared) if declared else self._input_dim_or_none()
         sets = []
         for name, X, y, operator, noise, x_name, y_name in raw:
             if X is None or y is None:

@@ -1,0 +1,125 @@
+"""Figures for fitted models: posterior maps, slices with bands, training curves.
+
+Every function takes an optional matplotlib ``ax``, returns the axes it drew
+on, and works headless (select the Agg backend before importing pyplot, as the
+experiments do, or set ``MPLBACKEND=Agg``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["grid", "field", "posterior_maps", "slice_at", "training_curve"]
+
+
+def grid(n: int = 50, bounds=((0.0, 1.0), (0.0, 1.0))):
+    """An ``n x n`` grid over two input columns.
+
+    Returns:
+        ``(X, shape)``: points of shape (n*n, 2), row-major with column 0 varying
+        fastest, and the ``(n, n)`` shape to reshape values into ``[t_index, x_index]``.
+    """
+    (a0, b0), (a1, b1) = bounds
+    g0, g1 = np.linspace(a0, b0, n), np.linspace(a1, b1, n)
+    G0, G1 = np.meshgrid(g0, g1)
+    return np.stack([G0.ravel(), G1.ravel()], axis=1), G0.shape
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots()
+    return ax
+
+
+def field(X, values, ax=None, title: str | None = None, cmap: str = "viridis",
+          labels=("x", "t"), points=None, colorbar: bool = True):
+    """A heat map of values on a grid of 2-D points, with data points overlaid.
+
+    Args:
+        X: grid points of shape (n*n, 2) from :func:`grid`.
+        values: shape (n*n,).
+        points: ``{label: array of shape (k, 2)}`` drawn as markers, e.g.
+            ``{"u data": X_u, "f data": X_f}``.
+    """
+    ax = _axes(ax)
+    X = np.asarray(X)
+    n = int(round(np.sqrt(len(X))))
+    extent = (X[:, 0].min(), X[:, 0].max(), X[:, 1].min(), X[:, 1].max())
+    image = ax.imshow(np.asarray(values).reshape(n, n), origin="lower", extent=extent,
+                      aspect="auto", cmap=cmap)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax)
+    for (label, P), marker in zip((points or {}).items(), ("o", "x", "s", "^", "d")):
+        P = np.asarray(P)
+        style = {"edgecolors": "black", "c": "white"} if marker == "o" else {"c": "red"}
+        ax.scatter(P[:, 0], P[:, 1], marker=marker, s=18, linewidths=0.8, label=label, **style)
+    if points:
+        ax.legend(loc="upper right", fontsize="small", framealpha=0.7)
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def posterior_maps(X, mean, var, truth=None, points=None, axes=None, labels=("x", "t")):
+    """Posterior mean, standard deviation and (with ``truth``) absolute error side by side.
+
+    Returns:
+        The array of axes.
+    """
+    import matplotlib.pyplot as plt
+
+    panels = 3 if truth is not None else 2
+    if axes is None:
+        _, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 3.8), constrained_layout=True)
+    field(X, mean, axes[0], "posterior mean", points=points, labels=labels)
+    field(X, np.sqrt(np.maximum(var, 0.0)), axes[1], "posterior std", cmap="magma",
+          points=points, labels=labels)
+    if truth is not None:
+        field(X, np.abs(np.asarray(mean) - np.asarray(truth)), axes[2], "absolute error",
+              cmap="magma", points=points, labels=labels)
+    return axes
+
+
+def slice_at(model, t: float, x=None, truth=None, ax=None, output: str = "u", column: int = 1,
+             label: str = "t"):
+    """The posterior along x at a fixed ``t`` (column 1), with a ±2σ band and the truth.
+
+    Args:
+        model: a fitted :class:`pigp.PIGP` on 2-D inputs.
+        t: the value of the fixed column.
+        x: the values of the free column (default 200 points on [0, 1]).
+        truth: a function of points (n, 2) -> (n,), drawn dashed.
+    """
+    ax = _axes(ax)
+    x = np.linspace(0.0, 1.0, 200) if x is None else np.asarray(x, dtype=np.float64)
+    X = np.zeros((len(x), 2))
+    X[:, 1 - column], X[:, column] = x, t
+    mean, var = model.predict(X, output=output)
+    std = np.sqrt(var)
+    line, = ax.plot(x, mean, label=f"mean, {label} = {t:g}")
+    ax.fill_between(x, mean - 2 * std, mean + 2 * std, color=line.get_color(), alpha=0.25,
+                    label="±2σ")
+    if truth is not None:
+        ax.plot(x, truth(X), "k--", lw=1, label="truth")
+    ax.set_xlabel("x" if column == 1 else "t")
+    ax.set_ylabel(output)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def training_curve(history, ax=None, rejected=()):
+    """The loss (negative log marginal likelihood) against the step."""
+    ax = _axes(ax)
+    history = np.asarray(history, dtype=np.float64)
+    ax.plot(np.arange(len(history)), history, lw=1)
+    rejected = np.asarray(rejected, dtype=int)
+    if rejected.size:
+        ax.plot(rejected, np.full(rejected.size, np.nanmin(history)), "rx", label="skipped steps")
+        ax.legend()
+    ax.set_xlabel("step")
+    ax.set_ylabel("negative log marginal likelihood")
+    return ax

@@ -1,0 +1,53 @@
+"""Shared references: closed forms from sympy, finite differences."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import numpy as np
+import pytest
+import sympy as sp
+
+X1S, X2S = sp.symbols("a0:4", real=True), sp.symbols("b0:4", real=True)
+
+
+def sympy_block(kernel, left, right, d):
+    """Closed-form ``L k M'`` as a NumPy function of two points.
+
+    Args:
+        kernel: ``kernel(z1, z2)`` building a sympy expression from two tuples of symbols.
+        left, right: ``[(coefficient, {column: order})]``.
+    """
+    z1, z2 = X1S[:d], X2S[:d]
+    k = kernel(z1, z2)
+    total = 0
+    for c1, o1 in left:
+        for c2, o2 in right:
+            expr = k
+            for column, n in o1.items():
+                expr = sp.diff(expr, z1[column], n)
+            for column, n in o2.items():
+                expr = sp.diff(expr, z2[column], n)
+            total += c1 * c2 * expr
+    function = sp.lambdify(z1 + z2, total, "numpy")
+
+    def evaluate(A, B):
+        A, B = np.asarray(A, float), np.asarray(B, float)
+        args = [A[:, None, c] * np.ones((1, len(B))) for c in range(d)] + \
+               [B[None, :, c] * np.ones((len(A), 1)) for c in range(d)]
+        return np.broadcast_to(function(*args), (len(A), len(B))).astype(float)
+
+    return evaluate
+
+
+def se_expr(variance, lengthscales):
+    def kernel(z1, z2):
+        s = sum(((a - b) / l) ** 2 for a, b, l in zip(z1, z2, lengthscales))
+        return variance * sp.exp(-s / 2)
+    return kernel
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

@@ -1,0 +1,135 @@
+"""Kernels: values, operator blocks at distinct and coincident points, smoothness checks."""
+
+import numpy as np
+import pytest
+import sympy as sp
+import tensorflow as tf
+
+import pigp
+from pigp.covariance import block
+
+from conftest import sympy_block
+
+HEAT = [(1.0, {1: 1}), (-0.6, {0: 2})]
+IDENTITY = [(1.0, {})]
+LENGTHSCALES = np.array([0.45, 0.8])
+VARIANCE = 1.7
+
+
+def scaled_s(z1, z2):
+    return sum(((a - b) / l) ** 2 for a, b, l in zip(z1, z2, LENGTHSCALES))
+
+
+def matern52(z1, z2):
+    y = sp.sqrt(5 * scaled_s(z1, z2))
+    return VARIANCE * (1 + y + y ** 2 / 3) * sp.exp(-y)
+
+
+def matern72(z1, z2):
+    y = sp.sqrt(7 * scaled_s(z1, z2))
+    return VARIANCE * (1 + y + 2 * y ** 2 / 5 + y ** 3 / 15) * sp.exp(-y)
+
+
+def rational_quadratic(z1, z2):
+    return VARIANCE * (1 + scaled_s(z1, z2) / (2 * 1.5)) ** -1.5
+
+
+# At r = 0 the derivatives a Matern kernel has are those of its series' even part.
+def matern52_at_zero(z1, z2):
+    s = scaled_s(z1, z2)
+    return VARIANCE * (1 - 5 * s / 6 + 25 * s ** 2 / 24)
+
+
+def matern72_at_zero(z1, z2):
+    s = scaled_s(z1, z2)
+    return VARIANCE * (1 - 7 * s / 10 + 49 * s ** 2 / 120 - 343 * s ** 3 / 720)
+
+
+KERNELS = {
+    "matern52": (lambda: pigp.kernels.Matern52(VARIANCE, LENGTHSCALES), matern52, matern52_at_zero),
+    "matern72": (lambda: pigp.kernels.Matern72(VARIANCE, LENGTHSCALES), matern72, matern72_at_zero),
+    "rq": (lambda: pigp.kernels.RationalQuadratic(VARIANCE, LENGTHSCALES, alpha=1.5),
+           rational_quadratic, rational_quadratic),
+}
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("ops", [(IDENTITY, IDENTITY), (IDENTITY, HEAT), (HEAT, HEAT)])
+def test_blocks_at_distinct_points_match_sympy(rng, name, ops):
+    make, expr, _ = KERNELS[name]
+    X1, X2 = rng.uniform(size=(5, 2)), rng.uniform(size=(6, 2))
+    terms = [[(pigp.Coefficient(c), tuple(o.get(i, 0) for i in range(2))) for c, o in op]
+             for op in ops]
+    K = block(make(), tf.constant(X1), tf.constant(X2), *terms).numpy()
+    reference = sympy_block(expr, *ops, 2)(X1, X2)
+    np.testing.assert_allclose(K, reference, rtol=1e-9, atol=1e-10 * np.abs(reference).max())
+
+
+@pytest.mark.parametrize("dtype,tol", [(tf.float64, 1e-10), (tf.float32, 1e-4)])
+@pytest.mark.parametrize("name", KERNELS)
+def test_blocks_at_coincident_points_are_exact(rng, name, dtype, tol):
+    """Fourth derivatives at r = 0: finite, and equal to the closed form there."""
+    make, _, at_zero = KERNELS[name]
+    X = rng.uniform(size=(4, 2))
+    terms = pigp.operators.heat(0.6).resolve(2)
+    K = block(make(), tf.constant(X, dtype), tf.constant(X, dtype), terms, terms).numpy()
+    reference = sympy_block(at_zero, HEAT, HEAT, 2)(X, X)
+    assert np.all(np.isfinite(K))
+    np.testing.assert_allclose(np.diag(K), np.diag(reference), rtol=tol)
+
+
+def test_matern_is_continuous_across_its_series_switch():
+    """Blocks just inside and just outside the series region agree closely."""
+    kernel = pigp.kernels.Matern52(1.0, [1.0, 1.0])
+    terms = pigp.operators.heat(1.0).resolve(2)
+    threshold = np.finfo(np.float64).eps ** (1 / 3) / np.sqrt(5)  # in r
+    values = []
+    for r in (0.9 * threshold, 1.1 * threshold, 0.0):
+        X1, X2 = np.array([[0.3, 0.3]]), np.array([[0.3 + r, 0.3]])
+        values.append(block(kernel, tf.constant(X1), tf.constant(X2), terms, terms).numpy()[0, 0])
+    np.testing.assert_allclose(values[0], values[2], rtol=1e-4)
+    np.testing.assert_allclose(values[1], values[2], rtol=1e-4)
+
+
+def test_gram_matrices_match_numpy(rng):
+    X1, X2 = rng.uniform(size=(6, 2)), rng.uniform(size=(3, 2))
+    r = (X1[:, None, :] - X2[None, :, :]) / LENGTHSCALES
+    s = np.sum(r ** 2, -1)
+    k = pigp.kernels.SquaredExponential(VARIANCE, LENGTHSCALES)
+    np.testing.assert_allclose(k(X1, X2).numpy(), VARIANCE * np.exp(-s / 2), rtol=1e-14)
+    y = np.sqrt(5 * s)
+    np.testing.assert_allclose(pigp.kernels.Matern52(VARIANCE, LENGTHSCALES)(X1, X2).numpy(),
+                               VARIANCE * (1 + y + y ** 2 / 3) * np.exp(-y), rtol=1e-13)
+    total = (k + pigp.kernels.Matern52(VARIANCE, LENGTHSCALES))(X1, X2).numpy()
+    product = (k * pigp.kernels.Matern52(VARIANCE, LENGTHSCALES))(X1, X2).numpy()
+    np.testing.assert_allclose(total, VARIANCE * (np.exp(-s / 2) + (1 + y + y ** 2 / 3) * np.exp(-y)))
+    np.testing.assert_allclose(product, VARIANCE ** 2 * np.exp(-s / 2) * (1 + y + y ** 2 / 3)
+                               * np.exp(-y))
+
+
+def test_seed_parameterisation():
+    from pigp.parameters import softplus
+
+    k = pigp.kernels.SquaredExponential.from_weights(softplus(0.5), softplus([-1.0, -3.0]))
+    assert k.variance.numpy() == pytest.approx(np.log1p(np.exp(0.5)) ** 2, rel=1e-14)
+    np.testing.assert_allclose(k.lengthscales.numpy() ** -2, np.log1p(np.exp([-1.0, -3.0])),
+                               rtol=1e-13)
+
+
+@pytest.mark.parametrize("kernel,order", [(pigp.kernels.Matern52, 3), (pigp.kernels.Matern72, 4)])
+def test_operators_beyond_smoothness_are_refused(kernel, order):
+    model = pigp.PIGP(kernel(1.0, [0.5]), pigp.D(0, order))
+    with pytest.raises(ValueError, match="mean-square differentiable"):
+        model.fit(X_f=np.linspace(0, 1, 5)[:, None], y_f=np.zeros(5), steps=0)
+
+
+def test_parameters_are_softplus_constrained():
+    p = pigp.Parameter(2.0)
+    assert p.unconstrained.numpy() == pytest.approx(np.log(np.expm1(2.0)))
+    p.assign(0.25)
+    assert p.numpy() == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="positive"):
+        p.assign(-1.0)
+    bounded = pigp.Parameter(1.0, lower=0.5)
+    bounded.unconstrained.assign(-50.0)
+    assert bounded.numpy() == pytest.approx(0.5)

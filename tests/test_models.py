@@ -1,0 +1,147 @@
+"""The PIGP model: likelihood, training, prediction, dtypes, determinism."""
+
+import numpy as np
+import pytest
+import scipy.stats
+import tensorflow as tf
+
+import pigp
+from pigp.experiments import heat_design, heat_solution, relative_l2
+
+
+def heat_data(n_f=30, seed=0):
+    X_u, X_f = heat_design(seed, n_f)
+    return X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]
+
+
+def se_heat_joint(X_u, X_f, variance, lx, lt, alpha, noise_u, noise_f):
+    """The joint covariance from hand-derived SE heat blocks (NumPy)."""
+    def parts(A, B):
+        rx = A[:, None, 0] - B[None, :, 0]
+        rt = A[:, None, 1] - B[None, :, 1]
+        return rx, rt, variance * np.exp(-rx ** 2 / (2 * lx ** 2) - rt ** 2 / (2 * lt ** 2))
+
+    rx, rt, k = parts(X_u, X_u)
+    Kuu = k
+    rx, rt, k = parts(X_u, X_f)     # (d_t' - alpha d_x'x') k
+    Kuf = k * (rt / lt ** 2) - alpha * k * (rx ** 2 / lx ** 4 - 1 / lx ** 2)
+    rx, rt, k = parts(X_f, X_f)
+    Kff = k * (1 / lt ** 2 - rt ** 2 / lt ** 4) \
+        + alpha ** 2 * k * (rx ** 4 / lx ** 8 - 6 * rx ** 2 / lx ** 6 + 3 / lx ** 4)
+    return np.block([[Kuu + noise_u * np.eye(len(X_u)), Kuf],
+                     [Kuf.T, Kff + noise_f * np.eye(len(X_f))]])
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X_u, y_u, X_f, y_f = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(X_u, y_u, X_f, y_f, steps=600)
+    return model, (X_u, y_u, X_f, y_f)
+
+
+def test_log_likelihood_matches_independent_gaussian():
+    X_u, y_u, X_f, y_f = heat_data(n_f=12)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.3, [0.6, 0.9]), pigp.operators.heat(0.8),
+                      noise_u=1e-4, noise_f=1e-3, jitter=0.0, standardize=False)
+    model.fit(X_u, y_u, X_f, y_f, steps=0)
+    K = se_heat_joint(X_u, X_f, 1.3, 0.6, 0.9, 0.8, 1e-4, 1e-3)
+    expected = scipy.stats.multivariate_normal(np.zeros(len(K)), K).logpdf(np.r_[y_u, y_f])
+    assert model.log_marginal_likelihood() == pytest.approx(expected, rel=1e-9)
+
+
+def test_loss_gradient_matches_finite_differences():
+    X_u, y_u, X_f, y_f = heat_data(n_f=10)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.8]), pigp.operators.heat(1.0),
+                      noise_u=1e-3, noise_f=1e-2)
+    model.fit(X_u, y_u, X_f, y_f, steps=0)
+    Xs, ys = model._data_tensors()
+    variables = model._trainable()
+    with tf.GradientTape() as tape:
+        loss = model._nll(Xs, ys)
+    grads = [g.numpy() for g in tape.gradient(loss, variables)]
+    h = 1e-6
+    for var, grad in zip(variables, grads):
+        base = var.numpy().copy()
+        for i in np.ndindex(base.shape):
+            step = np.zeros_like(base)
+            step[i] = h
+            var.assign(base + step)
+            up = model._nll(Xs, ys).numpy()
+            var.assign(base - step)
+            down = model._nll(Xs, ys).numpy()
+            var.assign(base)
+            assert grad[i] == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-6)
+
+
+def test_fit_lowers_the_loss_and_predicts_the_heat_solution(fitted):
+    model, (X_u, y_u, X_f, y_f) = fitted
+    assert len(model.history) == 600
+    assert model.history[-1] < model.history[0] - 50
+    X = np.random.default_rng(3).uniform(size=(400, 2))
+    mean, _ = model.predict(X)
+    assert relative_l2(mean, heat_solution(X)[0]) < 2e-3
+    mean_f, _ = model.predict(X, output="f")
+    assert relative_l2(mean_f, heat_solution(X)[1]) < 2e-2
+
+
+def test_noise_free_interpolation_at_training_points(fitted):
+    model, (X_u, y_u, X_f, y_f) = fitted
+    mean_u, var_u = model.predict(X_u)
+    mean_f, _ = model.predict(X_f, output="f")
+    np.testing.assert_allclose(mean_u, y_u, atol=1e-4)
+    np.testing.assert_allclose(mean_f, y_f, atol=1e-3 * np.abs(y_f).max())
+    assert np.sqrt(var_u.max()) < 1e-3
+
+
+def test_variance_is_the_diagonal_of_the_full_covariance(fitted):
+    model, _ = fitted
+    X = np.random.default_rng(4).uniform(size=(50, 2))
+    for output in ("u", "f"):
+        mean, var = model.predict(X, output=output)
+        mean_full, cov = model.predict(X, output=output, full_cov=True)
+        np.testing.assert_array_equal(mean, mean_full)
+        # Both are prior minus explained variance: round-off is relative to the prior.
+        prior = np.abs(model.covariance(X, X, output, output)).max() * model.y_scale ** 2
+        np.testing.assert_allclose(var, np.maximum(np.diag(cov), 0.0), rtol=1e-7,
+                                   atol=1e-13 * prior)
+        assert np.linalg.eigvalsh(cov).min() > -1e-10 * prior
+
+
+def test_prediction_in_chunks_equals_one_pass(fitted):
+    model, _ = fitted
+    X = np.random.default_rng(5).uniform(size=(2500, 2))
+    mean, var = model.predict(X)
+    mean_small, var_small = model.predict(X[2040:2060])
+    np.testing.assert_allclose(mean[2040:2060], mean_small, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(var[2040:2060], var_small, rtol=1e-10, atol=1e-18)
+
+
+def test_covariance_blocks_are_transposes(fitted):
+    model, (X_u, _, X_f, _) = fitted
+    np.testing.assert_allclose(model.covariance(X_f, X_u, left="f", right="u"),
+                               model.covariance(X_u, X_f, left="u", right="f").T, rtol=1e-13)
+
+
+def test_same_data_same_result():
+    X_u, y_u, X_f, y_f = heat_data(n_f=12)
+    runs = []
+    for _ in range(2):
+        model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+        model.fit(X_u, y_u, X_f, y_f, steps=100)
+        runs.append((model.parameter_values(), model.predict(X_f)))
+    (p1, (m1, v1)), (p2, (m2, v2)) = runs
+    for key in p1:
+        np.testing.assert_array_equal(p1[key], p2[key])
+    np.testing.assert_array_equal(m1, m2)
+    np.testing.assert_array_equal(v1, v2)
+
+
+def test_float32_model():
+    X_u, y_u, X_f, y_f = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), dtype="float32")
+    model.fit(X_u, y_u, X_f, y_f, steps=600)
+    X = np.random.default_rng(6).uniform(size=(300, 2))
+    mean, var = model.predict(X)
+    assert np.all(np.isfinite(var))
+    assert relative_l2(mean, heat_solution(X)[0]) < 1e-2

@@ -1,0 +1,18 @@
+"""The README's quick-start code runs and does what it says."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_quick_start_runs():
+    code = re.search(r"## Quick start\s+```python\n(.*?)```", README.read_text(), re.S).group(1)
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    u = scope["u"]
+    assert scope["mean"].shape == (100,) and scope["var"].shape == (100,)
+    assert np.linalg.norm(scope["mean"] - u(scope["X_star"])) / np.linalg.norm(u(scope["X_star"])) < 1e-3
+    assert scope["K_fu"].shape == (100, 20)
