@@ -70,20 +70,24 @@ class Stationary(Kernel):
     ``s = sum_c ((x1_c - x2_c) / lengthscale_c)^2``.
 
     Args:
-        variance: initial prior variance of u (a positive number).
-        lengthscales: initial lengthscales, a number (shared by all input
-            dimensions) or one per dimension; None picks ``0.5 * range`` of the
-            training inputs per dimension at the first fit.
+        variance: initial prior variance of u (a positive number), or a
+            :class:`pigp.Parameter` (e.g. with ``trainable=False`` to fix it).
+        lengthscales: initial lengthscales, a number (copied to every input
+            dimension), one per dimension, or a Parameter; None picks
+            ``0.5 * range`` of the training inputs per dimension at the first fit.
     """
 
     stationary = True
 
     def __init__(self, variance: float = 1.0, lengthscales=None, name: str | None = None):
         super().__init__(name=name)
-        self.variance = Parameter(variance, name="variance")
+        self.variance = variance if isinstance(variance, Parameter) else \
+            Parameter(variance, name="variance")
         self._initial_lengthscales = lengthscales
         self.lengthscales = None
-        if lengthscales is not None and np.ndim(lengthscales) == 1:
+        if isinstance(lengthscales, Parameter):
+            self.lengthscales = lengthscales
+        elif lengthscales is not None and np.ndim(lengthscales) == 1:
             self.lengthscales = Parameter(lengthscales, name="lengthscales")
 
     def build(self, X: np.ndarray) -> None:

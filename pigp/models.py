@@ -40,7 +40,7 @@ class PIGP(tf.Module):
         dims: column names of X (e.g. ``("x", "t")``) when the operator does not
             declare them.
         dtype: ``"float64"`` (default) or ``"float32"`` (for accelerators).
-        jitter: relative diagonal jitter per block (default 1e-10 in float64,
+        jitter: relative diagonal jitter per block (default 1e-12 in float64,
             1e-6 in float32).
         standardize: divide all targets by ``y_scale``, the root mean square of
             the u data (of the first data set when there is none); L is linear,
@@ -61,7 +61,7 @@ class PIGP(tf.Module):
             raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
         self.dtype = check.as_dtype(dtype)
         if jitter is None:
-            jitter = 1e-10 if self.dtype == tf.float64 else 1e-6
+            jitter = 1e-12 if self.dtype == tf.float64 else 1e-6
         if not (isinstance(jitter, (int, float)) and math.isfinite(jitter) and jitter >= 0):
             raise ValueError(f"jitter: expected a finite number >= 0, got {jitter!r}")
         self.kernel = kernel
@@ -86,7 +86,11 @@ class PIGP(tf.Module):
         out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
         for i, p in enumerate(self.operator.parameters):
             out[f"operator.{p.label or f'coefficient{i}'}"] = p
-        out["noise_u"], out["noise_f"] = self.noise_u, self.noise_f
+        names = {s[0] for s in self._sets}
+        if not names or "u" in names:
+            out["noise_u"] = self.noise_u
+        if not names or "f" in names:
+            out["noise_f"] = self.noise_f
         for name, _, _, terms, noise in self._sets:
             if name not in ("u", "f"):
                 out[f"{name}.noise"] = noise
@@ -180,7 +184,7 @@ class PIGP(tf.Module):
 
     # ----- training -------------------------------------------------------------------
     def fit(self, X_u=None, y_u=None, X_f=None, y_f=None, *, observations=(), steps: int = 2000,
-            learning_rate: float = 0.02, optimizer: str = "adam", verbose: bool = False,
+            learning_rate: float = 0.02, optimizer: str = "adam+lbfgs", verbose: bool = False,
             callback=None) -> "PIGP":
         """Learn the parameters from data by maximising the log marginal likelihood.
 
@@ -190,7 +194,9 @@ class PIGP(tf.Module):
             observations: further :class:`pigp.Observations` (boundary, Neumann, ...).
             steps: the number of Adam steps from the current parameter values.
             learning_rate: Adam's step size on the unconstrained variables.
-            optimizer: ``"adam"``.
+            optimizer: ``"adam"`` (``steps`` Adam steps), ``"lbfgs"`` (SciPy's L-BFGS-B,
+                at most ``steps`` iterations) or ``"adam+lbfgs"`` (``steps`` Adam
+                steps, then L-BFGS-B to polish, at most 1000 iterations).
             verbose: show a progress bar with the current loss.
             callback: ``callback(step, loss, model)`` after each compiled call of
                 up to 250 steps.
@@ -198,8 +204,9 @@ class PIGP(tf.Module):
         Returns:
             self. The parameters left are those of the lowest loss seen.
         """
-        if optimizer != "adam":
-            raise ValueError(f"optimizer: expected 'adam', got {optimizer!r}")
+        if optimizer not in ("adam", "lbfgs", "adam+lbfgs"):
+            raise ValueError(f"optimizer: expected 'adam', 'lbfgs' or 'adam+lbfgs', "
+                             f"got {optimizer!r}")
         if not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
         if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
@@ -214,7 +221,11 @@ class PIGP(tf.Module):
         self.y_scale = rms if rms > 0 else 1.0
         self.kernel.build(np.concatenate([X for _, X, _, _, _ in sets]))
         self._posterior = None
-        self._run_adam(int(steps), float(learning_rate), verbose, callback)
+        self.history, self.rejected_steps = [], []
+        if optimizer in ("adam", "adam+lbfgs"):
+            self._run_adam(int(steps), float(learning_rate), verbose, callback)
+        if optimizer in ("lbfgs", "adam+lbfgs"):
+            self._run_lbfgs(int(steps) if optimizer == "lbfgs" else 1000)
         self._refresh_posterior()
         return self
 
@@ -252,7 +263,8 @@ class PIGP(tf.Module):
         for i in tf.range(n_steps):
             with tf.GradientTape() as tape:
                 loss = tf.cast(self._nll(Xs, ys), tf.float64)
-            grads = [tf.cast(g, tf.float64) for g in tape.gradient(loss, variables)]
+            grads = tape.gradient(loss, variables, unconnected_gradients="zero")
+            grads = [tf.cast(g, tf.float64) for g in grads]
             finite = tf.reduce_all([tf.math.is_finite(loss)]
                                    + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
             if finite:
@@ -277,7 +289,6 @@ class PIGP(tf.Module):
 
     def _run_adam(self, steps, learning_rate, verbose, callback):
         variables = self._trainable()
-        self.history, self.rejected_steps = [], []
         if steps == 0 or not variables:
             return
         state = self._adam_state(variables)
@@ -313,11 +324,111 @@ class PIGP(tf.Module):
                           "loss or gradient and were skipped (see model.rejected_steps)",
                           RuntimeWarning, stacklevel=3)
 
+    def _run_lbfgs(self, max_iterations: int):
+        """Polish with SciPy's L-BFGS-B on the unconstrained variables."""
+        import scipy.optimize
+
+        variables = self._trainable()
+        if max_iterations == 0 or not variables:
+            return
+        Xs, ys = self._data_tensors()
+        shapes = [v.shape for v in variables]
+        sizes = [int(np.prod(s)) for s in shapes]
+
+        def loss_and_gradient(Xs, ys):
+            with tf.GradientTape() as tape:
+                loss = tf.cast(self._nll(Xs, ys), tf.float64)
+            grads = tape.gradient(loss, variables, unconnected_gradients="zero")
+            return loss, tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
+
+        key = self._structure()
+        if getattr(self, "_lbfgs_key", None) != key:
+            self._lbfgs_key = key
+            self._lbfgs_call = tf.function(loss_and_gradient, jit_compile=True)
+        best = {"loss": np.inf, "x": None}
+
+        def assign(x):
+            for v, part, shape in zip(variables, np.split(x, np.cumsum(sizes)[:-1]), shapes):
+                v.assign(part.reshape(shape))
+
+        def objective(x):
+            assign(x)
+            loss, grad = (t.numpy() for t in self._lbfgs_call(Xs, ys))
+            if not (np.isfinite(loss) and np.all(np.isfinite(grad))):
+                self.rejected_steps.append(len(self.history))
+                return best["loss"] + 1e10 if np.isfinite(best["loss"]) else 1e300, \
+                    np.zeros_like(x)
+            self.history.append(float(loss))
+            if loss < best["loss"]:
+                best.update(loss=float(loss), x=x.copy())
+            return loss, grad
+
+        x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
+        scipy.optimize.minimize(objective, x0, jac=True, method="L-BFGS-B",
+                                options={"maxiter": max_iterations})
+        assign(best["x"] if best["x"] is not None else x0)
+
     def _keep_best(self, Xs, ys, state, variables):
         final = float(tf.cast(self._nll(Xs, ys), tf.float64).numpy())
         if not (np.isfinite(final) and final <= state["best_loss"].numpy()):
             for b, var in zip(state["best"], variables):
                 var.assign(b)
+
+    def parameter_uncertainty(self) -> dict:
+        """Laplace approximation: posterior standard deviations of the parameters.
+
+        The Hessian ``H`` of the loss in the unconstrained variables at the current
+        (fitted) values gives their covariance ``H^-1``; the delta method maps it to
+        the constrained values (``std = |d value / d v| sqrt(diag H^-1)``).
+
+        Returns:
+            ``{name: std}`` for every trainable parameter, floats or arrays; ``inf``
+            for a parameter the loss has no curvature in (e.g. a noise variance that
+            collapsed towards 0 on noise-free data), which is then held fixed.
+
+        Raises:
+            ValueError: before fit, or when the Hessian is not positive definite
+                (not at a minimum: train longer).
+        """
+        self._require_data()
+        Xs, ys = self._data_tensors()
+        unique = []
+        for name, p in self.parameters_by_name().items():
+            if p.trainable and not any(p is q for _, q in unique):
+                unique.append((name, p))
+        variables = [p.unconstrained for _, p in unique]
+        with tf.GradientTape(persistent=True) as outer:
+            with tf.GradientTape() as inner:
+                loss = tf.cast(self._nll(Xs, ys), tf.float64)
+            grads = inner.gradient(loss, variables, unconnected_gradients="zero")
+            flat = tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], axis=0)
+        rows = outer.jacobian(flat, variables, unconnected_gradients="zero")
+        H = tf.concat([tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1]) for h in rows],
+                      axis=1).numpy()
+        H = 0.5 * (H + H.T)
+        if not np.all(np.isfinite(H)):
+            raise ValueError("parameter_uncertainty: the loss Hessian is not finite")
+        # Directions without curvature (a noise variance collapsed to ~0, where the
+        # softplus is flat) are held fixed; their std is reported as inf.
+        curved = np.diag(H) > 1e-12 * np.abs(np.diag(H)).max()
+        Hc = H[np.ix_(curved, curved)]
+        smallest = np.linalg.eigvalsh(Hc).min() if Hc.size else 1.0
+        if smallest <= 0:
+            raise ValueError("parameter_uncertainty: the loss Hessian is not positive definite "
+                             f"(smallest eigenvalue {smallest:.3g}); the parameters are not at "
+                             "a minimum: fit longer")
+        variance = np.full(len(H), np.inf)
+        variance[curved] = np.diag(np.linalg.inv(Hc))
+        out, offset = {}, 0
+        for name, p in unique:
+            size = int(np.prod(p.shape))
+            with tf.GradientTape() as tape:
+                value = tf.reduce_sum(p.value())
+            slope = tape.gradient(value, p.unconstrained).numpy().reshape(-1)
+            std = np.abs(slope) * np.sqrt(variance[offset:offset + size])
+            out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
+            offset += size
+        return out
 
     # ----- prediction -----------------------------------------------------------------
     def _structure(self) -> tuple:
