@@ -196,7 +196,9 @@ class PIGP(tf.Module):
             learning_rate: Adam's step size on the unconstrained variables.
             optimizer: ``"adam"`` (``steps`` Adam steps), ``"lbfgs"`` (SciPy's L-BFGS-B,
                 at most ``steps`` iterations) or ``"adam+lbfgs"`` (``steps`` Adam
-                steps, then L-BFGS-B to polish, at most 1000 iterations).
+                steps, then L-BFGS-B to polish, at most 1000 iterations). With
+                ``steps=0`` nothing is trained: the data are set and the posterior
+                computed at the current parameters.
             verbose: show a progress bar with the current loss.
             callback: ``callback(step, loss, model)`` after each compiled call of
                 up to 250 steps.
@@ -225,7 +227,7 @@ class PIGP(tf.Module):
         if optimizer in ("adam", "adam+lbfgs"):
             self._run_adam(int(steps), float(learning_rate), verbose, callback)
         if optimizer in ("lbfgs", "adam+lbfgs"):
-            self._run_lbfgs(int(steps) if optimizer == "lbfgs" else 1000)
+            self._run_lbfgs(int(steps) if optimizer == "lbfgs" or steps == 0 else 1000)
         self._refresh_posterior()
         return self
 

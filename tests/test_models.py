@@ -76,7 +76,7 @@ def test_loss_gradient_matches_finite_differences():
 
 def test_fit_lowers_the_loss_and_predicts_the_heat_solution(fitted):
     model, (X_u, y_u, X_f, y_f) = fitted
-    assert len(model.history) == 600
+    assert len(model.history) > 600          # 600 Adam steps, then L-BFGS iterations
     assert model.history[-1] < model.history[0] - 50
     X = np.random.default_rng(3).uniform(size=(400, 2))
     mean, _ = model.predict(X)
