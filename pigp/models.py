@@ -105,12 +105,16 @@ class PIGP(tf.Module):
         return {k: (float(v) if np.ndim(v) == 0 else np.array(v))
                 for k, v in ((k, p.numpy()) for k, p in self.parameters_by_name().items())}
 
-    def _trainable(self) -> list:
+    def _trainable_parameters(self) -> list:
+        """``[(name, Parameter)]`` of the trainable parameters, each once."""
         unique = []
-        for p in self.parameters_by_name().values():
-            if p.trainable and not any(p is q for q in unique):
-                unique.append(p)
-        return [p.unconstrained for p in unique]
+        for name, p in self.parameters_by_name().items():
+            if p.trainable and not any(p is q for _, q in unique):
+                unique.append((name, p))
+        return unique
+
+    def _trainable(self) -> list:
+        return [p.unconstrained for _, p in self._trainable_parameters()]
 
     # ----- data -----------------------------------------------------------------------
     def _prepare(self, X_u, y_u, X_f, y_f, observations) -> tuple:
@@ -394,10 +398,7 @@ class PIGP(tf.Module):
         """
         self._require_data()
         Xs, ys = self._data_tensors()
-        unique = []
-        for name, p in self.parameters_by_name().items():
-            if p.trainable and not any(p is q for _, q in unique):
-                unique.append((name, p))
+        unique = self._trainable_parameters()
         variables = [p.unconstrained for _, p in unique]
         with tf.GradientTape(persistent=True) as outer:
             with tf.GradientTape() as inner:
