@@ -26,6 +26,7 @@ __all__ = ["PIGP"]
 
 _CHUNK = 1024          # test points per compiled prediction call
 _STEPS_PER_CALL = 250  # Adam steps per compiled training call
+_LAPACK_FROM = 500     # joint sizes from which LAPACK factorises on CPU
 
 
 class PIGP(tf.Module):
@@ -77,8 +78,8 @@ class PIGP(tf.Module):
         self._sets: list = []         # [(name, X, y, terms, noise Parameter)]
         self._posterior = None        # (chol, alpha) in float64 NumPy
         self._adam = None
+        self._functions = None        # compiled Gram, its VJP and the training loop
         self._cross_functions = {}
-        self._training_signature = None
 
     # ----- parameters ---------------------------------------------------------------
     def parameters_by_name(self) -> dict:
@@ -184,7 +185,7 @@ class PIGP(tf.Module):
     def log_marginal_likelihood(self) -> float:
         """``log p(y)`` of the standardised training data at the current parameters."""
         self._require_data()
-        return -float(self._nll(*self._data_tensors()).numpy())
+        return -self._loss(*self._data_tensors())
 
     # ----- training -------------------------------------------------------------------
     def fit(self, X_u=None, y_u=None, X_f=None, y_f=None, *, observations=(), steps: int = 2000,
@@ -235,21 +236,95 @@ class PIGP(tf.Module):
         self._refresh_posterior()
         return self
 
-    def _adam_state(self, variables):
+    # The gradient of the loss ``0.5 y' K^-1 y + 0.5 log det K`` in any parameter
+    # theta is ``0.5 tr((K^-1 - alpha alpha') dK/dtheta)``, alpha = K^-1 y: one
+    # vector-Jacobian product of the (compiled) Gram assembly with the cotangent
+    # ``W = 0.5 (K^-1 - alpha alpha')``. K^-1 comes from TensorFlow's Cholesky
+    # (small problems, accelerators) or from LAPACK's potrf/potri (CPU, N >= 500),
+    # whichever is cheaper; nothing differentiates through a factorisation.
+
+    def _compiled(self):
+        """The compiled functions of the current parameters and data structure."""
+        variables = self._trainable()
         signature = (tuple(id(v) for v in variables), self._structure())
-        if self._adam is None or self._adam["signature"] != signature:
-            zeros = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
-            self._adam = {
+        if self._functions is None or self._functions["signature"] != signature:
+            def gram_vjp(Xs, inverse, alpha):
+                # ``inverse``: K^-1 in its upper triangle (the lower is ignored).
+                upper = tf.linalg.band_part(inverse, 0, -1)
+                full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
+                W = 0.5 * (full - alpha[:, None] * alpha[None, :])
+                with tf.GradientTape() as tape:
+                    K = self._joint(Xs)
+                return tape.gradient(K, variables, output_gradients=W,
+                                     unconnected_gradients="zero")
+
+            self._functions = {
                 "signature": signature,
-                "m": zeros,
+                "variables": variables,
+                "gram": tf.function(self._joint, jit_compile=True),
+                "gram_vjp": tf.function(gram_vjp, jit_compile=True),
+            }
+            self._functions["tf_step"] = tf.function(self._tf_loss_and_gradient)
+            self._functions["train"] = tf.function(self._train_steps)
+            self._functions["adam_update"] = tf.function(self._adam_update)
+        return self._functions
+
+    def _tf_loss_and_gradient(self, Xs, y):
+        """Loss and gradient with TensorFlow's Cholesky (NaN when K is not PD)."""
+        functions = self._functions
+        K = functions["gram"](Xs)
+        chol = tf.linalg.cholesky(K)
+        alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
+        n = tf.cast(tf.shape(y)[0], self.dtype)
+        loss = (0.5 * tf.reduce_sum(y * alpha)
+                + tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
+                + 0.5 * n * math.log(2.0 * math.pi))
+        inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
+        grads = functions["gram_vjp"](Xs, inverse, alpha)
+        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+
+    def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
+        """Loss and gradient with LAPACK's potrf/potrs/potri (NaN when K is not PD)."""
+        functions = self._functions
+        K = functions["gram"](Xs).numpy()
+        # K is symmetric, so its C-ordered memory is also K in Fortran order.
+        potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
+            ("potrf", "potrs", "potri"), (K,))
+        chol, info = potrf(K.T, lower=1, overwrite_a=1, clean=0)
+        if info != 0:
+            nan = tf.constant(np.nan, tf.float64)
+            return nan, [tf.fill(tf.shape(v), nan) for v in functions["variables"]]
+        alpha, _ = potrs(chol, y, lower=1)
+        loss = (0.5 * float(y @ alpha) + float(np.sum(np.log(np.diag(chol))))
+                + 0.5 * len(y) * math.log(2.0 * math.pi))
+        inverse, _ = potri(chol, lower=1, overwrite_c=1)
+        # Fortran lower triangle = upper triangle of the C-ordered transpose.
+        grads = functions["gram_vjp"](Xs, inverse.T, alpha)
+        return tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+
+    def _use_lapack(self, n: int) -> bool:
+        return n >= _LAPACK_FROM and not tf.config.list_logical_devices("GPU")
+
+    def _loss_and_gradient(self, Xs, ys):
+        """``(loss, [gradient per trainable variable])`` at the current parameters."""
+        self._compiled()
+        y = tf.concat(ys, axis=0)
+        if self._use_lapack(int(y.shape[0])):
+            return self._lapack_loss_and_gradient(Xs, y.numpy())
+        return self._functions["tf_step"](Xs, y)
+
+    def _adam_state(self, variables):
+        state = self._adam
+        if state is None or state["variables"] is not variables:
+            state = self._adam = {
+                "variables": variables,
+                "m": [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables],
                 "v": [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables],
                 "best": [tf.Variable(v, trainable=False) for v in variables],
                 "t": tf.Variable(0.0, dtype=tf.float64, trainable=False),
                 "best_loss": tf.Variable(np.inf, dtype=tf.float64, trainable=False),
                 "lr_scale": tf.Variable(1.0, dtype=tf.float64, trainable=False),
             }
-            self._train_call = tf.function(self._train_steps, jit_compile=True)
-        state = self._adam
         for m, v, b, var in zip(state["m"], state["v"], state["best"], variables):
             m.assign(tf.zeros_like(m))
             v.assign(tf.zeros_like(v))
@@ -259,42 +334,65 @@ class PIGP(tf.Module):
         state["lr_scale"].assign(1.0)
         return state
 
-    def _train_steps(self, Xs, ys, n_steps, learning_rate):
-        """``n_steps`` Adam steps in one compiled call; non-finite steps are skipped."""
+    def _adam_update(self, loss, grads, learning_rate):
+        """One Adam step; a non-finite loss or gradient is rejected instead.
+
+        A rejected step restores the best parameters seen and halves the step
+        size from then on. Returns whether the step was taken.
+        """
         state = self._adam
-        variables = self._trainable()
-        losses = tf.TensorArray(tf.float64, size=n_steps)
-        rejected = tf.TensorArray(tf.bool, size=n_steps)
+        variables = state["variables"]
         beta1, beta2, eps = 0.9, 0.999, 1e-8
-        for i in tf.range(n_steps):
-            with tf.GradientTape() as tape:
-                loss = tf.cast(self._nll(Xs, ys), tf.float64)
-            grads = tape.gradient(loss, variables, unconnected_gradients="zero")
-            grads = [tf.cast(g, tf.float64) for g in grads]
-            finite = tf.reduce_all([tf.math.is_finite(loss)]
-                                   + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
-            if finite:
-                if loss < state["best_loss"]:
-                    state["best_loss"].assign(loss)
-                    for b, var in zip(state["best"], variables):
-                        b.assign(var)
-                t = state["t"].assign_add(1.0)
-                rate = learning_rate * state["lr_scale"] * tf.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
-                for var, g, m, v in zip(variables, grads, state["m"], state["v"]):
-                    m.assign(beta1 * m + (1.0 - beta1) * g)
-                    v.assign(beta2 * v + (1.0 - beta2) * tf.square(g))
-                    var.assign_sub(rate * m / (tf.sqrt(v) + eps))
-            else:
-                # Back to the best point seen, with half the step size from now on.
-                state["lr_scale"].assign(0.5 * state["lr_scale"])
+        finite = tf.reduce_all([tf.math.is_finite(loss)]
+                               + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+        if finite:
+            if loss < state["best_loss"]:
+                state["best_loss"].assign(loss)
                 for b, var in zip(state["best"], variables):
-                    var.assign(b)
+                    b.assign(var)
+            t = state["t"].assign_add(1.0)
+            rate = learning_rate * state["lr_scale"] * tf.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
+            for var, g, m, v in zip(variables, grads, state["m"], state["v"]):
+                m.assign(beta1 * m + (1.0 - beta1) * g)
+                v.assign(beta2 * v + (1.0 - beta2) * tf.square(g))
+                var.assign_sub(rate * m / (tf.sqrt(v) + eps))
+        else:
+            state["lr_scale"].assign(0.5 * state["lr_scale"])
+            for b, var in zip(state["best"], variables):
+                var.assign(b)
+        return finite
+
+    def _train_steps(self, Xs, y, n_steps, learning_rate):
+        """``n_steps`` Adam steps in one compiled call (TensorFlow's Cholesky)."""
+        losses = tf.TensorArray(tf.float64, size=n_steps)
+        taken = tf.TensorArray(tf.bool, size=n_steps)
+        for i in tf.range(n_steps):
+            loss, grads = self._tf_loss_and_gradient(Xs, y)
             losses = losses.write(i, loss)
-            rejected = rejected.write(i, tf.logical_not(finite))
-        return losses.stack(), rejected.stack()
+            taken = taken.write(i, self._adam_update(loss, grads, learning_rate))
+        return losses.stack(), taken.stack()
+
+    def _adam_calls(self, Xs, ys, steps, learning_rate):
+        """Yield ``(losses, taken)`` arrays, one call of up to 250 steps at a time."""
+        functions = self._compiled()
+        y = tf.concat(ys, axis=0)
+        rate = tf.constant(learning_rate, tf.float64)
+        done = 0
+        while done < steps:
+            n = min(_STEPS_PER_CALL, steps - done)
+            if self._use_lapack(int(y.shape[0])):
+                losses, taken = np.empty(n), np.empty(n, bool)
+                for i in range(n):
+                    loss, grads = self._lapack_loss_and_gradient(Xs, y.numpy())
+                    losses[i] = loss.numpy()
+                    taken[i] = functions["adam_update"](loss, grads, rate).numpy()
+            else:
+                losses, taken = (t.numpy() for t in functions["train"](Xs, y, tf.constant(n), rate))
+            done += n
+            yield losses, taken
 
     def _run_adam(self, steps, learning_rate, verbose, callback):
-        variables = self._trainable()
+        variables = self._compiled()["variables"]
         if steps == 0 or not variables:
             return
         state = self._adam_state(variables)
@@ -302,16 +400,12 @@ class PIGP(tf.Module):
         progress = _progress(steps, verbose)
         done = 0
         try:
-            while done < steps:
-                n = min(_STEPS_PER_CALL, steps - done)
-                losses, rejected = self._train_call(Xs, ys, tf.constant(n), tf.constant(
-                    learning_rate, tf.float64))
-                losses, rejected = losses.numpy(), rejected.numpy()
+            for losses, taken in self._adam_calls(Xs, ys, steps, learning_rate):
                 self.history.extend(losses.tolist())
-                self.rejected_steps.extend((done + np.flatnonzero(rejected)).tolist())
-                done += n
+                self.rejected_steps.extend((done + np.flatnonzero(~taken)).tolist())
+                done += len(losses)
                 if progress is not None:
-                    progress.update(n)
+                    progress.update(len(losses))
                     progress.set_postfix(loss=f"{losses[-1]:.6g}")
                 if callback is not None:
                     callback(done, float(losses[-1]), self)
@@ -334,23 +428,12 @@ class PIGP(tf.Module):
         """Polish with SciPy's L-BFGS-B on the unconstrained variables."""
         import scipy.optimize
 
-        variables = self._trainable()
+        variables = self._compiled()["variables"]
         if max_iterations == 0 or not variables:
             return
         Xs, ys = self._data_tensors()
         shapes = [v.shape for v in variables]
         sizes = [int(np.prod(s)) for s in shapes]
-
-        def loss_and_gradient(Xs, ys):
-            with tf.GradientTape() as tape:
-                loss = tf.cast(self._nll(Xs, ys), tf.float64)
-            grads = tape.gradient(loss, variables, unconnected_gradients="zero")
-            return loss, tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
-
-        key = self._structure()
-        if getattr(self, "_lbfgs_key", None) != key:
-            self._lbfgs_key = key
-            self._lbfgs_call = tf.function(loss_and_gradient, jit_compile=True)
         best = {"loss": np.inf, "x": None}
 
         def assign(x):
@@ -359,14 +442,16 @@ class PIGP(tf.Module):
 
         def objective(x):
             assign(x)
-            loss, grad = (t.numpy() for t in self._lbfgs_call(Xs, ys))
+            loss, grads = self._loss_and_gradient(Xs, ys)
+            loss = float(loss.numpy())
+            grad = np.concatenate([g.numpy().reshape(-1) for g in grads])
             if not (np.isfinite(loss) and np.all(np.isfinite(grad))):
                 self.rejected_steps.append(len(self.history))
                 return best["loss"] + 1e10 if np.isfinite(best["loss"]) else 1e300, \
                     np.zeros_like(x)
-            self.history.append(float(loss))
+            self.history.append(loss)
             if loss < best["loss"]:
-                best.update(loss=float(loss), x=x.copy())
+                best.update(loss=loss, x=x.copy())
             return loss, grad
 
         x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
@@ -375,10 +460,22 @@ class PIGP(tf.Module):
         assign(best["x"] if best["x"] is not None else x0)
 
     def _keep_best(self, Xs, ys, state, variables):
-        final = float(tf.cast(self._nll(Xs, ys), tf.float64).numpy())
+        final = self._loss(Xs, ys)
         if not (np.isfinite(final) and final <= state["best_loss"].numpy()):
             for b, var in zip(state["best"], variables):
                 var.assign(b)
+
+    def _loss(self, Xs, ys) -> float:
+        """The loss at the current parameters (compiled Gram, LAPACK); NaN if K is not PD."""
+        K = self._compiled()["gram"](Xs).numpy().astype(np.float64)
+        y = np.concatenate([t.numpy() for t in ys]).astype(np.float64)
+        try:
+            chol = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return math.nan
+        alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
+        return (0.5 * float(y @ alpha) + float(np.sum(np.log(np.diag(chol))))
+                + 0.5 * len(y) * math.log(2.0 * math.pi))
 
     def parameter_uncertainty(self) -> dict:
         """Laplace approximation: posterior standard deviations of the parameters.
@@ -446,7 +543,7 @@ class PIGP(tf.Module):
 
     def _refresh_posterior(self):
         Xs, ys = self._data_tensors()
-        K = self._joint(Xs).numpy().astype(np.float64)
+        K = self._compiled()["gram"](Xs).numpy().astype(np.float64)
         chol, _ = jittered_cholesky(K, [len(X) for X in Xs], [s[0] for s in self._sets])
         y = np.concatenate([y.numpy().astype(np.float64) for y in ys])
         alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
