@@ -1,19 +1,31 @@
 """Where the time goes: Gram assembly, a training step, and the floors beside them.
 
-For N = N_u + N_f points (half u, half f) of the heat problem, in one run:
-  assembly       the compiled (XLA) tape-derived joint covariance
-  closed_form    the same matrix from hand-derived SE heat blocks (NumPy)
-  step           one training step: loss and gradient, compiled (XLA)
-  lapack_floor   SciPy cho_factor + LAPACK dpotri of an N x N SPD matrix
-  tf_floor       TF Cholesky, solve, log-det and their autodiff gradient, fixed matrix
-plus Adam steps per second on the seed's 50-point problem.
+For N = N_u + N_f points (half u, half f) of the heat problem, per dtype, in one run:
 
-    python benchmarks/performance.py --sizes 50 500 1000 2000 --out results/performance.json
+  assembly       the compiled (XLA) tape-derived joint covariance K
+  closed_form    the same matrix from hand-derived SE heat blocks (NumPy, in this file only)
+  step           one Adam step as ``fit`` takes it: loss and gradient by the identity
+                 0.5 tr((K^-1 - a a') dK), and the update (TF Cholesky in a compiled
+                 loop of 250 steps below N = 500, LAPACK per step from N = 500)
+  lapack_floor   SciPy cho_factor + LAPACK potri of an N x N SPD matrix
+  tf_floor       TF Cholesky, solve, log-det and their autodiff gradient, fixed matrix
+  predict_1e4    posterior mean and variance of u at 10^4 points
+  gpflow_step    GPflow's GPR (plain RBF kernel, no physics), loss and gradient
+                 under tf.function, at the same N (when GPflow is installed)
+  peak_rss_mib   the process's peak resident memory after the row (sizes run in
+                 increasing order, so it is the peak up to that N)
+
+then: Adam steps per second on the seed's 50-point problem, prediction at 10^4,
+10^5 and 10^6 points, and the time to reach relative L2 <= 1e-3 on the core heat
+example with Adam alone and with the default (Adam then L-BFGS).
+
+    python benchmarks/performance.py --out results/performance.json
 """
 
 import argparse
 import json
 import os
+import resource
 import time
 
 import numpy as np
@@ -21,6 +33,8 @@ import scipy.linalg
 import tensorflow as tf
 
 import pigp
+import pigp.plotting
+from pigp import experiments
 
 
 def best_of(function, repeats=3):
@@ -32,7 +46,12 @@ def best_of(function, repeats=3):
     return min(times)
 
 
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def closed_form_joint(X_u, X_f, variance, lx, lt, alpha):
+    """The heat SE blocks derived by hand (L = d/dt - alpha d2/dx2)."""
     def parts(A, B):
         rx = A[:, None, 0] - B[None, :, 0]
         rt = A[:, None, 1] - B[None, :, 1]
@@ -47,27 +66,47 @@ def closed_form_joint(X_u, X_f, variance, lx, lt, alpha):
     return np.block([[Kuu, Kuf], [Kuf.T, Kff]])
 
 
-def measure(n: int, rng) -> dict:
+def gpflow_step_seconds(X, y, dtype):
+    """One GPflow GPR loss-and-gradient step (RBF kernel), compiled with tf.function."""
+    try:
+        import gpflow
+    except ImportError:
+        return None
+    gpflow.config.set_default_float(dtype)
+    model = gpflow.models.GPR((X.astype(dtype), y[:, None].astype(dtype)),
+                              kernel=gpflow.kernels.SquaredExponential(lengthscales=[0.3, 0.5]),
+                              noise_variance=1e-2)
+    variables = model.trainable_variables
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = model.training_loss()
+        return loss, tape.gradient(loss, variables)
+
+    run = lambda: [t.numpy() for t in tf.nest.flatten(step())]  # noqa: E731
+    run()
+    return best_of(run)
+
+
+def measure(n: int, dtype: str, rng) -> dict:
     X_u, X_f = rng.uniform(size=(n // 2, 2)), rng.uniform(size=(n - n // 2, 2))
     y_u, y_f = np.sin(3 * X_u[:, 0]), np.cos(2 * X_f[:, 1])
     model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]), pigp.operators.heat(1.0),
-                      noise_u=1e-2, noise_f=1e-2)
+                      noise_u=1e-2, noise_f=1e-2, dtype=dtype)
     model.fit(X_u, y_u, X_f, y_f, steps=0, optimizer="adam")
     Xs, ys = model._data_tensors()
-    variables = model._trainable()
-    assemble = tf.function(model._joint, jit_compile=True)
+    assemble = model._compiled()["gram"]
 
-    def loss_and_gradient(Xs, ys):
-        with tf.GradientTape() as tape:
-            loss = model._nll(Xs, ys)
-        return loss, tape.gradient(loss, variables)
-    step = tf.function(loss_and_gradient, jit_compile=True)
-    assemble(Xs)
-    step(Xs, ys)
-
+    # A step as fit takes it (loss, gradient, Adam update), timed over a whole
+    # compiled call of Adam steps where fit runs many per call (N < 500).
+    model._adam_state(model._compiled()["variables"])
+    k = 250 if n < 500 else 1
+    step = lambda: [r for r in model._adam_calls(Xs, ys, k, 1e-9)]  # noqa: E731
+    step()
     K = assemble(Xs).numpy()
     Kt = tf.constant(K)
-    y = tf.constant(np.r_[y_u, y_f][:, None])
+    y = tf.constant(np.r_[y_u, y_f][:, None], K.dtype)
 
     def tf_floor():
         with tf.GradientTape() as tape:
@@ -77,47 +116,159 @@ def measure(n: int, rng) -> dict:
             loss = 0.5 * tf.reduce_sum(y * a) + tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
         return tape.gradient(loss, Kt).numpy()
 
+    potri = scipy.linalg.lapack.get_lapack_funcs("potri", (K,))
+
     def lapack_floor():
         c, lower = scipy.linalg.cho_factor(K, lower=True, check_finite=False)
-        scipy.linalg.lapack.dpotri(c, lower=1)
+        potri(c, lower=1)
 
-    return {
-        "N": n,
+    X_test = rng.uniform(size=(10_000, 2))
+    model.predict(X_test)
+    row = {
+        "N": n, "dtype": dtype,
         "assembly_s": best_of(lambda: assemble(Xs).numpy()),
-        "closed_form_s": best_of(lambda: closed_form_joint(X_u, X_f, 1.0, 0.3, 0.5, 1.0)),
-        "step_s": best_of(lambda: [t.numpy() for t in tf.nest.flatten(step(Xs, ys))]),
+        "closed_form_s": best_of(lambda: closed_form_joint(X_u.astype(dtype), X_f.astype(dtype),
+                                                           1.0, 0.3, 0.5, 1.0)),
+        "step_s": best_of(step) / k,
         "lapack_floor_s": best_of(lapack_floor),
         "tf_floor_s": best_of(tf_floor),
+        "predict_1e4_s": best_of(lambda: model.predict(X_test), repeats=2),
+        "gpflow_step_s": gpflow_step_seconds(np.r_[X_u, X_f], np.r_[y_u, y_f], dtype),
     }
+    row["peak_rss_mib"] = peak_rss_mib()
+    row["step_over_lapack"] = row["step_s"] / row["lapack_floor_s"]
+    row["assembly_over_closed_form"] = row["assembly_s"] / row["closed_form_s"]
+    row["step_over_gpflow"] = (row["step_s"] / row["gpflow_step_s"]
+                               if row["gpflow_step_s"] else None)
+    return row
 
 
 def seed_steps_per_second() -> float:
     g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
     X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
-    model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 0]), steps=250, optimizer="adam")
+    data = (X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 0]))
+    model.fit(*data, steps=250, optimizer="adam")
     start = time.perf_counter()
-    model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 0]), steps=2000, optimizer="adam")
+    model.fit(*data, steps=2000, optimizer="adam")
     return 2000 / (time.perf_counter() - start)
+
+
+def prediction_scaling(counts) -> list:
+    """Predict mean and variance at 10^4 .. 10^6 points from a 500-point model."""
+    rng = np.random.default_rng(1)
+    X_u, X_f = rng.uniform(size=(250, 2)), rng.uniform(size=(250, 2))
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]), pigp.operators.heat(1.0))
+    model.fit(X_u, np.sin(3 * X_u[:, 0]), X_f, np.cos(2 * X_f[:, 1]), steps=0, optimizer="adam")
+    model.predict(X_u)
+    rows = []
+    for count in counts:
+        side = int(round(np.sqrt(count)))
+        X, _ = pigp.plotting.grid(side)
+        start = time.perf_counter()
+        mean, var = model.predict(X)
+        seconds = time.perf_counter() - start
+        rows.append({"points": len(X), "seconds": seconds,
+                     "microseconds_per_point": 1e6 * seconds / len(X),
+                     "finite": bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(var))),
+                     "peak_rss_mib": peak_rss_mib()})
+    return rows
+
+
+def time_to_accuracy(target=1e-3, max_adam_steps=20_000) -> dict:
+    """Seconds until the core heat example's u reaches relative L2 <= target."""
+    X, _ = pigp.plotting.grid(50)
+    u_true, _ = experiments.heat_solution(X)
+    X_u, X_f = experiments.heat_design(0)
+    data = (X_u, experiments.heat_solution(X_u)[0], X_f, experiments.heat_solution(X_f)[1])
+    new = lambda: pigp.PIGP(pigp.kernels.SquaredExponential(),  # noqa: E731
+                            pigp.operators.heat(diffusivity=1.0))
+    new().fit(*data, steps=250, optimizer="adam")                 # compile once
+
+    model = new()
+    start = time.perf_counter()
+    model.fit(*data)
+    default = {"seconds": time.perf_counter() - start,
+               "relative_l2": experiments.relative_l2(model.predict(X)[0], u_true),
+               "steps": len(model.history)}
+
+    model, clock = new(), {"fit": 0.0, "reached": None, "error": None, "steps": 0}
+    start = [time.perf_counter()]
+
+    def callback(step, loss, model):
+        clock["fit"] += time.perf_counter() - start[0]      # prediction time excluded
+        model._refresh_posterior()
+        error = experiments.relative_l2(model.predict(X)[0], u_true)
+        clock.update(error=error, steps=step)
+        if error <= target and clock["reached"] is None:
+            clock["reached"] = clock["fit"]
+            return True
+        start[0] = time.perf_counter()
+
+    model.fit(*data, steps=max_adam_steps, optimizer="adam", callback=callback)
+    adam = {"seconds": clock["reached"], "relative_l2": clock["error"], "steps": clock["steps"],
+            "seconds_spent": clock["fit"]}
+    return {"target": target, "default": default, "adam": adam}
+
+
+def print_table(rows):
+    keys = ["assembly_s", "closed_form_s", "step_s", "lapack_floor_s", "tf_floor_s",
+            "predict_1e4_s", "gpflow_step_s", "peak_rss_mib"]
+    ratios = ["step_over_lapack", "assembly_over_closed_form", "step_over_gpflow"]
+    short = {"step_over_lapack": "step/lapack", "assembly_over_closed_form": "asm/closed",
+             "step_over_gpflow": "step/gpflow"}
+    print(f"{'dtype':>7} {'N':>5} " + " ".join(f"{k[:-2] if k.endswith('_s') else k:>12}"
+                                              for k in keys)
+          + " " + " ".join(f"{short[k]:>11}" for k in ratios))
+    fmt = lambda v, w: f"{'-':>{w}}" if v is None else f"{v:>{w}.4g}"  # noqa: E731
+    for r in rows:
+        print(f"{r['dtype']:>7} {r['N']:>5} " + " ".join(fmt(r[k], 12) for k in keys)
+              + " " + " ".join(fmt(r[k], 11) for k in ratios))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500, 1000, 2000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500, 1000, 2000, 4000])
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    parser.add_argument("--predict", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--skip-accuracy", action="store_true",
+                        help="skip the time-to-accuracy comparison")
     parser.add_argument("--out", default="results/performance.json")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    rows = [measure(n, rng) for n in args.sizes]
-    keys = ["assembly_s", "closed_form_s", "step_s", "lapack_floor_s", "tf_floor_s"]
-    print(f"{'N':>6} " + " ".join(f"{k:>15}" for k in keys) + f" {'step/lapack':>12}")
-    for r in rows:
-        print(f"{r['N']:>6} " + " ".join(f"{r[k]:>15.4g}" for k in keys)
-              + f" {r['step_s'] / r['lapack_floor_s']:>12.2f}")
-    rate = seed_steps_per_second()
-    print(f"seed problem (50 points): {rate:.0f} Adam steps per second")
+    rows = []
+    for dtype in args.dtypes:
+        for n in sorted(args.sizes):
+            rows.append(measure(n, dtype, rng))
+            print_table(rows[-1:])
+    print()
+    print_table(rows)
+    result = {"rows": rows, "seed_adam_steps_per_second": seed_steps_per_second(),
+              "gpflow": _version("gpflow"), "tensorflow": tf.__version__}
+    print(f"\nseed problem (50 points): {result['seed_adam_steps_per_second']:.0f} Adam steps/s")
+    result["prediction"] = prediction_scaling(args.predict)
+    print(f"\n{'points':>9} {'seconds':>9} {'us/point':>9} {'finite':>7} {'peak MiB':>9}")
+    for r in result["prediction"]:
+        print(f"{r['points']:>9} {r['seconds']:>9.3f} {r['microseconds_per_point']:>9.2f} "
+              f"{str(r['finite']):>7} {r['peak_rss_mib']:>9.0f}")
+    if not args.skip_accuracy:
+        result["time_to_accuracy"] = accuracy = time_to_accuracy()
+        print(f"\ncore heat example, time to relative L2 <= {accuracy['target']:g}:")
+        for name in ("adam", "default"):
+            a = accuracy[name]
+            seconds = "not reached" if a["seconds"] is None else f"{a['seconds']:.2f} s"
+            print(f"  {name:>8}: {seconds} (relative L2 {a['relative_l2']:.3g} "
+                  f"after {a['steps']} steps)")
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as handle:
-        json.dump({"rows": rows, "seed_adam_steps_per_second": rate}, handle, indent=2)
+        json.dump(result, handle, indent=2)
+
+
+def _version(name):
+    try:
+        return __import__(name).__version__
+    except ImportError:
+        return None
 
 
 if __name__ == "__main__":

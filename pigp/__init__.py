@@ -6,11 +6,12 @@ share one joint covariance.
 """
 
 from . import covariance, kernels, operators
+from .io import load
 from .models import PIGP
 from .observations import Observations
 from .operators import D, Identity
 from .parameters import Coefficient, Parameter
 
-__all__ = ["PIGP", "Observations", "Parameter", "Coefficient", "D", "Identity", "kernels",
+__all__ = ["PIGP", "load", "Observations", "Parameter", "Coefficient", "D", "Identity", "kernels",
            "operators", "covariance"]
 __version__ = "0.1.0"

@@ -206,7 +206,7 @@ class PIGP(tf.Module):
                 computed at the current parameters.
             verbose: show a progress bar with the current loss.
             callback: ``callback(step, loss, model)`` after each compiled call of
-                up to 250 steps.
+                up to 250 Adam steps; returning ``True`` stops Adam early.
 
         Returns:
             self. The parameters left are those of the lowest loss seen.
@@ -407,8 +407,8 @@ class PIGP(tf.Module):
                 if progress is not None:
                     progress.update(len(losses))
                     progress.set_postfix(loss=f"{losses[-1]:.6g}")
-                if callback is not None:
-                    callback(done, float(losses[-1]), self)
+                if callback is not None and callback(done, float(losses[-1]), self) is True:
+                    break
         except KeyboardInterrupt:
             self._keep_best(Xs, ys, state, variables)
             self._refresh_posterior()
@@ -640,6 +640,16 @@ class PIGP(tf.Module):
         K = block(self.kernel, tf.constant(X1, self.dtype), tf.constant(X2, self.dtype),
                   t_left, t_right)
         return K.numpy()
+
+    def save(self, path) -> None:
+        """Write the model (kernel, operator, parameters, data) to ``path``.
+
+        ``pigp.load(path)`` gives it back; the loaded model predicts bit for bit
+        as this one. See :mod:`pigp.io`.
+        """
+        from .io import save
+
+        save(self, path)
 
     def _input_dim_or_none(self):
         return self._sets[0][1].shape[1] if self._sets else None

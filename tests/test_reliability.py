@@ -1,0 +1,203 @@
+"""Numerical faults, interrupted training, determinism and extreme but valid data."""
+
+import json
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import pigp
+from pigp._linalg import CholeskyError, jittered_cholesky
+from pigp.experiments import heat_design, heat_solution, relative_l2
+
+
+def heat_data(n_f=12, seed=0):
+    X_u, X_f = heat_design(seed, n_f)
+    return X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]
+
+
+# ----- Cholesky retries -----------------------------------------------------------------
+def test_cholesky_retries_with_growing_jitter_and_warns_once():
+    v = np.array([1.0, 2.0, 3.0])
+    K = np.outer(v, v)                       # rank one: not positive definite
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        chol, jitter = jittered_cholesky(K)
+    assert jitter > 0
+    np.testing.assert_allclose(chol @ chol.T, K + jitter * np.mean(np.diag(K)) * np.eye(3),
+                               rtol=1e-12)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and f"{jitter:.1e}" in messages[0]
+
+
+def test_cholesky_failure_names_the_block_and_the_fix():
+    K = np.zeros((4, 4))
+    K[:2, :2] = np.eye(2)
+    K[2:, 2:] = [[100.0, 250.0], [250.0, 100.0]]   # indefinite beyond any jitter cap
+    with pytest.raises(CholeskyError, match=r"largest: f\).*noise collapsed.*duplicate") as info:
+        jittered_cholesky(K, [2, 2], ["u", "f"])
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(CholeskyError, match="non-finite"):
+        jittered_cholesky(np.array([[1.0, np.nan], [np.nan, 1.0]]))
+
+
+def test_duplicate_points_with_fixed_tiny_noise_still_predict():
+    X_u, y_u, X_f, y_f = heat_data()
+    X_u, y_u = np.concatenate([X_u, X_u]), np.concatenate([y_u, y_u])
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0),
+                      noise_u=pigp.Parameter(1e-300, trainable=False),
+                      noise_f=pigp.Parameter(1e-300, trainable=False), jitter=0.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X_u, y_u, X_f, y_f, steps=0, optimizer="adam")
+        mean, var = model.predict(X_f)
+    assert any("jitter" in str(w.message) for w in caught)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
+    assert relative_l2(mean, heat_solution(X_f)[0]) < 1e-2
+
+
+# ----- non-finite steps and interruption -----------------------------------------------------
+def _cliff_kernel(x1, x2, variance, scale):
+    """A squared exponential whose value is NaN once ``scale`` passes 0.6."""
+    k = variance * tf.exp(-0.5 * tf.reduce_sum(tf.square((x1 - x2) / scale), axis=-1))
+    return tf.where(scale > 0.6, tf.constant(np.nan, k.dtype), k)
+
+
+@pytest.mark.parametrize("n_f", [12, 600])     # TensorFlow's Cholesky and LAPACK paths
+def test_non_finite_steps_are_rejected_and_never_reach_the_parameters(n_f):
+    X_u, y_u, X_f, y_f = heat_data(n_f)
+    kernel = pigp.kernels.Custom(_cliff_kernel, {"variance": 1.0, "scale": 0.55},
+                                 stationary=True)
+    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
+    steps = 250 if n_f < 500 else 20
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        model.fit(X_u, y_u, X_f, y_f, steps=steps, learning_rate=0.5, optimizer="adam")
+    assert model.rejected_steps
+    assert all(not np.isfinite(model.history[i]) for i in model.rejected_steps)
+    assert kernel.parameters["scale"].numpy() <= 0.6
+    assert np.isfinite(model.log_marginal_likelihood())
+    # The kept parameters are at least as good as the best seen.
+    best = min(h for h in model.history if np.isfinite(h))
+    assert -model.log_marginal_likelihood() <= best + 1e-9 * abs(best)
+    mean, var = model.predict(X_f)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
+
+
+def test_interrupted_fit_keeps_the_best_parameters():
+    X_u, y_u, X_f, y_f = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+
+    def interrupt(step, loss, model):
+        if step >= 500:
+            raise KeyboardInterrupt
+
+    with pytest.warns(RuntimeWarning, match="interrupted after 500 steps"):
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(X_u, y_u, X_f, y_f, steps=2000, callback=interrupt)
+    assert len(model.history) == 500
+    best = min(model.history)
+    assert -model.log_marginal_likelihood() <= best + 1e-9 * abs(best)
+    mean, _ = model.predict(X_f)
+    assert relative_l2(mean, y_f / (np.pi ** 2 - 1)) < 1e-2
+
+
+def test_callback_can_stop_early():
+    X_u, y_u, X_f, y_f = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    seen = []
+    model.fit(X_u, y_u, X_f, y_f, steps=2000, optimizer="adam",
+              callback=lambda step, loss, m: seen.append(step) or step >= 500)
+    assert seen == [250, 500] and len(model.history) == 500
+
+
+def test_covariance_checks_its_inputs():
+    X_u, y_u, X_f, y_f = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(X_u, y_u, X_f, y_f, steps=0, optimizer="adam")
+    with pytest.raises(ValueError, match=r"X1: expected 2 columns"):
+        model.covariance(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"X2: expected 2 columns"):
+        model.covariance(np.zeros((3, 2)), np.zeros((3, 1)))
+    with pytest.raises(ValueError, match="X1: expected finite"):
+        model.covariance([[0.0, np.inf]])
+    with pytest.raises(ValueError, match="left: |output: expected one of"):
+        model.covariance(np.zeros((3, 2)), left="g")
+
+
+# ----- determinism ----------------------------------------------------------------------
+_RUN = textwrap.dedent("""
+    import json, numpy as np, pigp
+    from pigp.experiments import heat_design, heat_solution
+    X_u, X_f = heat_design(0, 12)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=300)
+    mean, var = model.predict(np.linspace(0, 1, 40).reshape(20, 2))
+    values = np.concatenate([np.ravel(v) for v in model.parameter_values().values()])
+    print(json.dumps([float(x).hex() for x in np.concatenate([values, mean, var])]))
+""")
+
+
+@pytest.mark.slow
+def test_bit_identical_across_processes():
+    outputs = [subprocess.run([sys.executable, "-c", _RUN], capture_output=True, text=True,
+                              check=True).stdout.strip().splitlines()[-1] for _ in range(2)]
+    assert json.loads(outputs[0]) == json.loads(outputs[1])
+
+
+# ----- extreme but valid data -----------------------------------------------------------------
+def _scaled_heat(scale_x, scale_y):
+    """The heat data with inputs scaled by ``scale_x`` and targets by ``scale_y``:
+    ``u'(x', t') = scale_y u(x'/s, t'/s)`` solves ``u'_t' - u'_x'x' = f'`` with
+    ``f' = scale_y (u_t / s - u_xx / s^2)``."""
+    X_u, X_f = heat_design(0, 30)
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
+    f = lambda X: scale_y * u(X) * (-1.0 / scale_x + np.pi ** 2 / scale_x ** 2)  # noqa: E731
+    X = np.random.default_rng(1).uniform(size=(200, 2))
+    return (scale_x * X_u, scale_y * u(X_u), scale_x * X_f, f(X_f)), scale_x * X, scale_y * u(X)
+
+
+# Each case: what is tried, and the relative L2 error of u the default fit must reach.
+EXTREME = {
+    "inputs in [0, 1e-3]": ((1e-3, 1.0), 1e-2),
+    "inputs in [0, 1e4]": ((1e4, 1.0), 1e-2),
+    "targets of size 1e-8": ((1.0, 1e-8), 1e-3),
+    "targets of size 1e8": ((1.0, 1e8), 1e-3),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(EXTREME))
+def test_extreme_scales(case):
+    (scale_x, scale_y), tolerance = EXTREME[case]
+    data, X, truth = _scaled_heat(scale_x, scale_y)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(*data)
+    mean, var = model.predict(X)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
+    assert relative_l2(mean, truth) < tolerance
+
+
+def test_one_u_point_and_no_f_points():
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit([[0.5, 0.0]], [1.0])
+    mean, var = model.predict([[0.5, 0.0], [0.9, 0.9]])
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
+    assert mean[0] == pytest.approx(1.0, abs=1e-2)
+    assert var[1] > var[0]
+
+
+@pytest.mark.slow
+def test_five_thousand_points():
+    rng = np.random.default_rng(5)
+    X_u, X_f = rng.uniform(size=(2500, 2)), rng.uniform(size=(2500, 2))
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=3,
+              optimizer="adam")
+    X = rng.uniform(size=(500, 2))
+    mean, var = model.predict(X)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
+    assert relative_l2(mean, heat_solution(X)[0]) < 1e-2
