@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import _validation as check
 from .operators import Identity, Operator
 from .parameters import Parameter
 
@@ -27,7 +28,8 @@ class Observations:
             raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
-        self.X, self.y = X, y
+        X = check.as_inputs(f"{name}.X", X)
+        self.X, self.y = X, check.as_targets(f"{name}.y", y, len(X), f"{name}.X")
         self.operator = operator
         self.name = name
         self.noise = noise if isinstance(noise, Parameter) else \

@@ -88,3 +88,14 @@ def test_kernel_parameter_checks():
         pigp.kernels.SquaredExponential(1.0, [0.5, -1.0])
     with pytest.raises(ValueError, match="variance: expected finite"):
         pigp.kernels.SquaredExponential(np.inf)
+
+
+def test_observation_sets_check_their_data():
+    with pytest.raises(ValueError, match=r"wall\.y: expected 2 values, one per row of wall\.X"):
+        pigp.Observations([[0.0, 0.0], [1.0, 0.0]], [0.0], name="wall")
+    with pytest.raises(ValueError, match=r"wall\.X: expected finite"):
+        pigp.Observations([[0.0, np.nan]], [0.0], name="wall")
+    with pytest.raises(ValueError, match="noise_wall: expected values > 0"):
+        pigp.Observations([[0.0, 0.0]], [0.0], noise=-1.0, name="wall")
+    with pytest.raises(ValueError, match="operator: expected"):
+        pigp.Observations([[0.0, 0.0]], [0.0], operator="d/dx")
