@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import linecache
 import os
 import time
 
@@ -37,9 +38,12 @@ def _render(path: str, stem: str, config) -> tuple[str, list]:
             continue
         lines.append(f"```python\n{cell.source}\n```")
         output = io.StringIO()
+        filename = f"{path} (cell {number})"
+        # Register the cell's source so that inspect (and AutoGraph) can read it.
+        linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
         with contextlib.redirect_stdout(output):
             try:
-                exec(compile(cell.source, f"{path} (cell {number})", "exec"), namespace)
+                exec(compile(cell.source, filename, "exec"), namespace)
             except Exception as error:
                 raise RuntimeError(f"{path}: cell {number} failed: {error!r}") from error
             finally:

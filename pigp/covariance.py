@@ -26,7 +26,9 @@ def check_smoothness(kernel, terms, what: str) -> None:
         raise ValueError(
             f"{what}: an operator of order {order} needs a kernel that is {order} times "
             f"mean-square differentiable, but {type(kernel).__name__} is only "
-            f"{kernel.max_order} times; use Matern72 (order 3) or SquaredExponential")
+            f"{kernel.max_order} times; use "
+            + ("Matern72 (order 3), " if order <= 3 else "")
+            + "SquaredExponential or RationalQuadratic (any order)")
 
 
 def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list) -> tf.Tensor:

@@ -222,7 +222,6 @@ class PIGP(tf.Module):
 
         # Validated: from here on, state changes.
         self._sets = sets
-        self._cross_functions = {}
         scale_source = sets[0][2]
         rms = float(np.sqrt(np.mean(np.square(scale_source)))) if self.standardize else 1.0
         self.y_scale = rms if rms > 0 else 1.0
@@ -566,7 +565,7 @@ class PIGP(tf.Module):
         return terms
 
     def _cross_function(self, output, terms):
-        key = output if isinstance(output, str) else id(output)
+        key = (output if isinstance(output, str) else id(output), self._structure())
         entry = self._cross_functions.get(key)
         if entry is None or entry[0] is not output:
             def cross(Xc, Xs):
