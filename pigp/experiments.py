@@ -200,6 +200,15 @@ def seed(out: str, seed: int = 0, quick: bool = False) -> dict:
 EXPERIMENTS = {"heat": heat, "seed": seed}
 
 
+def _register_problems():
+    from .problems import PROBLEMS
+
+    EXPERIMENTS.update(PROBLEMS)
+
+
+_register_problems()
+
+
 # ----- plumbing -------------------------------------------------------------------------
 def _jsonable(values: dict) -> dict:
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
@@ -232,14 +241,15 @@ def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.Argume
         p.add_argument("--quick", action="store_true", help="fewer steps, for smoke tests")
 
     if experiment is not None:
-        p = argparse.ArgumentParser(prog=prog, description=EXPERIMENTS[experiment].__doc__)
+        p = argparse.ArgumentParser(prog=prog, description=EXPERIMENTS[experiment].__doc__
+                                    .replace("%", "%%"))
         common(p)
         return p
     p = argparse.ArgumentParser(prog=prog, description="Run a pigp experiment.")
     sub = p.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     for name, function in EXPERIMENTS.items():
-        common(sub.add_parser(name, help=function.__doc__.splitlines()[0],
-                              description=function.__doc__))
+        doc = function.__doc__.replace("%", "%%")        # argparse formats help with %
+        common(sub.add_parser(name, help=doc.splitlines()[0], description=doc))
     return p
 
 
