@@ -22,6 +22,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--problems", nargs="+", default=list(PROBLEMS))
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     parser.add_argument("--out", default="results/pde_suite.json")
     args = parser.parse_args()
     rows = []
@@ -30,9 +31,9 @@ def main():
     for name in args.problems:
         for seed in range(args.seeds):
             with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
-                metrics = PROBLEMS[name](out, seed=seed)
+                metrics = PROBLEMS[name](out, seed=seed, dtype=args.dtype)
             learned = metrics.get("learned", {})
-            rows.append({"problem": name, "seed": seed, "relative_l2": metrics["relative_l2"],
+            rows.append({"problem": name, "seed": seed, "dtype": args.dtype, "relative_l2": metrics["relative_l2"],
                          "coverage_95": metrics["coverage_95"],
                          "fit_seconds": metrics["fit_seconds"], "learned": learned})
             text = "; ".join(f"{k.split('.')[-1]} = {v['estimate']:.6f} ({v['abs_error']:.1e}, "

@@ -70,17 +70,18 @@ def _fit_timed(model, *args, **kwargs) -> float:
     return time.perf_counter() - start
 
 
-def _heat_case(X_u, X_f, level, rng, steps):
+def _heat_case(X_u, X_f, level, rng, steps, dtype="float64"):
     import pigp
 
     y_u = add_noise(heat_solution(X_u)[0], level, rng)
     y_f = add_noise(heat_solution(X_f)[1], level, rng)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0))
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0),
+                      dtype=dtype)
     seconds = _fit_timed(model, X_u, y_u, X_f, y_f, steps=steps)
     return model, seconds
 
 
-def heat(out: str, seed: int = 0, quick: bool = False) -> dict:
+def heat(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """The heat equation u_t = u_xx + f on [0, 1]^2, noise-free and with 1% noise.
 
     The noisy case is repeated over 5 draws (f designs and noise from seeds
@@ -95,11 +96,11 @@ def heat(out: str, seed: int = 0, quick: bool = False) -> dict:
     X, _ = plotting.grid(50)
     u_true, _ = heat_solution(X)
     X_u, X_f = heat_design(seed)
-    metrics = {"experiment": "heat", "seed": seed, "steps": steps, "n_u": len(X_u),
+    metrics = {"experiment": "heat", "seed": seed, "dtype": dtype, "steps": steps, "n_u": len(X_u),
                "n_f": len(X_f), "grid": "50x50"}
     points = {"u data": X_u, "f data": X_f}
 
-    model, seconds = _heat_case(X_u, X_f, 0.0, None, steps)
+    model, seconds = _heat_case(X_u, X_f, 0.0, None, steps, dtype)
     mean, var = model.predict(X)
     metrics["noise_free"] = {**accuracy(mean, var, u_true), "final_loss": float(model.history[-1]),
                              "fit_seconds": seconds,
@@ -110,7 +111,8 @@ def heat(out: str, seed: int = 0, quick: bool = False) -> dict:
     runs = []
     for draw in range(seed, seed + draws):
         X_u, X_f = heat_design(draw)
-        model, seconds = _heat_case(X_u, X_f, 0.01, np.random.default_rng(draw), steps)
+        model, seconds = _heat_case(X_u, X_f, 0.01, np.random.default_rng(draw), steps,
+                                    dtype)
         mean, var = model.predict(X)
         runs.append({"seed": draw, **accuracy(mean, var, u_true),
                      "final_loss": float(model.history[-1]), "fit_seconds": seconds,
@@ -137,7 +139,7 @@ def heat(out: str, seed: int = 0, quick: bool = False) -> dict:
     return _finish(out, metrics)
 
 
-def seed(out: str, seed: int = 0, quick: bool = False) -> dict:
+def seed(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """The original question's layout: 20 u and 30 f points on the diagonal x = t.
 
     Starts from the question's hyper-parameters (amplitude softplus(0.5), inverse
@@ -155,7 +157,7 @@ def seed(out: str, seed: int = 0, quick: bool = False) -> dict:
     X_u, X_f = np.stack([grid_u, grid_u], 1), np.stack([grid_f, grid_f], 1)
     y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
     kernel = pigp.kernels.SquaredExponential.from_weights(softplus(0.5), softplus([-1.0, -3.0]))
-    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=1.0))
+    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=1.0), dtype=dtype)
     initial = _jsonable(model.parameter_values())
     seconds = _fit_timed(model, X_u, y_u, X_f, y_f, steps=steps)
 
@@ -169,7 +171,7 @@ def seed(out: str, seed: int = 0, quick: bool = False) -> dict:
              "near(0.05<=d<0.2)": (distance >= 0.05) & (distance < 0.2),
              "far(d>=0.2)": distance >= 0.2}
     metrics = {
-        "experiment": "seed", "seed": seed, "steps": steps, "n_u": 20, "n_f": 30,
+        "experiment": "seed", "seed": seed, "dtype": dtype, "steps": steps, "n_u": 20, "n_f": 30,
         "initial_parameters": initial, "parameters": _jsonable(model.parameter_values()),
         "fit_seconds": seconds, "final_loss": float(model.history[-1]),
         "u_on_20_grid": {"relative_l2": relative_l2(mean_u, y_u),
@@ -239,6 +241,8 @@ def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.Argume
                        "(default results/NAME)")
         p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
         p.add_argument("--quick", action="store_true", help="fewer steps, for smoke tests")
+        p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                       help="floating-point precision of the model (default float64)")
 
     if experiment is not None:
         p = argparse.ArgumentParser(prog=prog, description=EXPERIMENTS[experiment].__doc__
@@ -256,7 +260,7 @@ def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.Argume
 def run(name: str, args) -> dict:
     out = args.out or os.path.join("results", name)
     os.makedirs(out, exist_ok=True)
-    return EXPERIMENTS[name](out, seed=args.seed, quick=args.quick)
+    return EXPERIMENTS[name](out, seed=args.seed, quick=args.quick, dtype=args.dtype)
 
 
 def main(argv=None) -> int:

@@ -66,7 +66,7 @@ def _maps(X, truth, points, labels=("x", "t")):
 
 
 # ----- 1-D Poisson -----------------------------------------------------------------------
-def poisson1d(out: str, seed: int = 0, quick: bool = False) -> dict:
+def poisson1d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """1-D Poisson u'' = f on [0, 1]: u = sin(2 pi x) + x / 2, f at 12 points, u(0), u(1)."""
     import pigp
     from pigp.operators import D
@@ -75,7 +75,7 @@ def poisson1d(out: str, seed: int = 0, quick: bool = False) -> dict:
     f = lambda x: -4 * np.pi ** 2 * np.sin(2 * np.pi * x)               # noqa: E731
     X_f = _lhs(seed, 12, 1)
     X_b = np.array([[0.0], [1.0]])
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D("x", 2), dims=("x",))
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D("x", 2), dims=("x",), dtype=dtype)
     x = np.linspace(0, 1, 201)[:, None]
 
     def draw(fig, model, mean, var):
@@ -89,11 +89,11 @@ def poisson1d(out: str, seed: int = 0, quick: bool = False) -> dict:
         ax.set_xlabel("x")
         ax.legend()
     return _fit_and_report(out, "poisson1d", model, (X_b, u(X_b[:, 0]), X_f, f(X_f[:, 0]), []),
-                           x, u(x[:, 0]), {}, quick, draw, {"seed": seed})
+                           x, u(x[:, 0]), {}, quick, draw, {"seed": seed, "dtype": dtype})
 
 
 # ----- advection-diffusion ---------------------------------------------------------------------
-def advection_diffusion(out: str, seed: int = 0, quick: bool = False) -> dict:
+def advection_diffusion(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """Advection-diffusion u_t + c u_x - nu u_xx = f with c = 1, nu = 0.1 learned from 0.5, 0.5.
 
     u = e^-t sin(pi x) + x (1 - x) e^(-2t); u at 30 and f at 30 Latin-hypercube points.
@@ -117,16 +117,16 @@ def advection_diffusion(out: str, seed: int = 0, quick: bool = False) -> dict:
     nu = pigp.Parameter(0.5, name="nu")
     operator = (D("t") + c * D("x") - nu * D("x", 2)).with_dims("x", "t")
     X_u, X_f = _lhs(seed, 30, 2), _lhs(seed + 1000, 30, 2)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator, dtype=dtype)
     X, _ = plotting.grid(50)
     return _fit_and_report(out, "advection_diffusion", model, (X_u, u(X_u), X_f, f(X_f), []),
                            X, u(X), {"operator.c": (c_true, 0.5), "operator.nu": (nu_true, 0.5)},
                            quick, _maps(X, u(X), {"u data": X_u, "f data": X_f}),
-                           {"seed": seed})
+                           {"seed": seed, "dtype": dtype})
 
 
 # ----- wave ----------------------------------------------------------------------------------
-def wave(out: str, seed: int = 0, quick: bool = False) -> dict:
+def wave(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """Wave equation u_tt - c^2 u_xx = 0, c = 0.8 learned from 0.5.
 
     u = sin(pi x) cos(c pi t) on [0, 1] x [0, 2]; u at 40 Latin-hypercube points,
@@ -142,15 +142,16 @@ def wave(out: str, seed: int = 0, quick: bool = False) -> dict:
     operator = (D("t", 2) - c ** 2 * D("x", 2)).with_dims("x", "t")
     scale = np.array([1.0, 2.0])
     X_u, X_f = scale * _lhs(seed, 40, 2), scale * _lhs(seed + 1000, 40, 2)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator, dtype=dtype)
     X, _ = plotting.grid(50, bounds=((0.0, 1.0), (0.0, 2.0)))
     return _fit_and_report(out, "wave", model, (X_u, u(X_u), X_f, np.zeros(len(X_f)), []),
                            X, u(X), {"operator.c": (c_true, 0.5)}, quick,
-                           _maps(X, u(X), {"u data": X_u, "f data": X_f}), {"seed": seed})
+                           _maps(X, u(X), {"u data": X_u, "f data": X_f}),
+                           {"seed": seed, "dtype": dtype})
 
 
 # ----- 2-D Helmholtz with Dirichlet and Neumann data ----------------------------------------------
-def helmholtz2d(out: str, seed: int = 0, quick: bool = False) -> dict:
+def helmholtz2d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """2-D Helmholtz u_xx + u_yy + 4 u = f on [0, 1]^2, u = sin(2x) cos(y) + x y.
 
     f at 40 interior points; Dirichlet values of u on x = 0, x = 1, y = 0 (8 points
@@ -171,7 +172,7 @@ def helmholtz2d(out: str, seed: int = 0, quick: bool = False) -> dict:
     X_neumann = np.stack([side(), np.ones(8)], 1)
     X_f = _lhs(seed, 40, 2)
     operator = (D("x", 2) + D("y", 2) + 4.0 * Identity).with_dims("x", "y")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator, dtype=dtype)
     observations = [pigp.Observations(X_neumann, u_y(X_neumann), D("y").with_dims("x", "y"),
                                       name="neumann")]
     X, _ = plotting.grid(50)
@@ -179,11 +180,11 @@ def helmholtz2d(out: str, seed: int = 0, quick: bool = False) -> dict:
     return _fit_and_report(out, "helmholtz2d", model,
                            (X_dirichlet, u(X_dirichlet), X_f, f(X_f), observations),
                            X, u(X), {}, quick, _maps(X, u(X), points, labels=("x", "y")),
-                           {"seed": seed})
+                           {"seed": seed, "dtype": dtype})
 
 
 # ----- heat in (x, y, t) --------------------------------------------------------------------------
-def heat2d(out: str, seed: int = 0, quick: bool = False) -> dict:
+def heat2d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
     """Heat equation in two space dimensions, u_t - (u_xx + u_yy) = f, columns (x, y, t).
 
     u = e^-t sin(pi x) sin(pi y); u at 25 points of t = 0 and 40 points on the
@@ -202,7 +203,7 @@ def heat2d(out: str, seed: int = 0, quick: bool = False) -> dict:
     X_u = np.concatenate([initial, sides])
     X_f = _lhs(seed, 60, 3)
     operator = (D("t") - D("x", 2) - D("y", 2)).with_dims("x", "y", "t")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), operator, dtype=dtype)
     g20 = np.linspace(0, 1, 20)
     X = np.stack(np.meshgrid(g20, g20, np.linspace(0, 1, 5), indexing="ij"), -1).reshape(-1, 3)
 
@@ -216,7 +217,7 @@ def heat2d(out: str, seed: int = 0, quick: bool = False) -> dict:
                            labels=("x", "y"))
     return _fit_and_report(out, "heat2d", model, (X_u, u(X_u), X_f,
                                                   (2 * np.pi ** 2 - 1) * u(X_f), []),
-                           X, u(X), {}, quick, draw, {"seed": seed})
+                           X, u(X), {}, quick, draw, {"seed": seed, "dtype": dtype})
 
 
 PROBLEMS = {"poisson1d": poisson1d, "advection_diffusion": advection_diffusion, "wave": wave,
