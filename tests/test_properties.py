@@ -71,6 +71,14 @@ def point_sets(draw, min_size=1, max_size=6):
     return X
 
 
+@st.composite
+def cross_blocks(draw):
+    """A kernel, two operators it is smooth enough for, and two point sets."""
+    _, kernel, order = draw(kernels())
+    return (kernel, draw(operators(order // 2)), draw(operators(order // 2)),
+            draw(point_sets()), draw(point_sets()))
+
+
 def _block(kernel, X1, X2, left, right, dtype=tf.float64):
     return block(kernel, tf.constant(X1, dtype), tf.constant(X2, dtype),
                  left.resolve(2), right.resolve(2)).numpy()
@@ -87,10 +95,7 @@ def _bound(kernel, left, right):
 @SETTINGS
 @given(data=st.data())
 def test_cross_blocks_are_finite_transposes(data):
-    _, kernel, order = data.draw(kernels())
-    left = data.draw(operators(order // 2))
-    right = data.draw(operators(order // 2))
-    X1, X2 = data.draw(point_sets()), data.draw(point_sets())
+    kernel, left, right, X1, X2 = data.draw(cross_blocks())
     K12 = _block(kernel, X1, X2, left, right)
     K21 = _block(kernel, X2, X1, right, left)
     assert np.all(np.isfinite(K12))
@@ -131,10 +136,7 @@ def test_first_derivative_blocks_match_finite_differences(data):
 @SETTINGS
 @given(data=st.data())
 def test_float32_agrees_with_float64(data):
-    _, kernel, order = data.draw(kernels())
-    left = data.draw(operators(order // 2))
-    right = data.draw(operators(order // 2))
-    X1, X2 = data.draw(point_sets()), data.draw(point_sets())
+    kernel, left, right, X1, X2 = data.draw(cross_blocks())
     K64 = _block(kernel, X1, X2, left, right)
     K32 = _block(kernel, X1, X2, left, right, tf.float32)
     assert np.all(np.isfinite(K32))

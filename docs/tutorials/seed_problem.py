@@ -17,21 +17,17 @@
 import numpy as np
 import tensorflow as tf
 
+def derivative(function, a, order):
+    """The order-th derivative of function at a, one nested tape per order."""
+    if order == 0:
+        return function(a)
+    with tf.GradientTape() as tape:
+        tape.watch(a)
+        lower = derivative(function, a, order - 1)
+    return tape.gradient(lower, a)
+
 def fourth_derivative(square, a):
-    a = tf.constant(a, tf.float64)
-    with tf.GradientTape() as t4:
-        t4.watch(a)
-        with tf.GradientTape() as t3:
-            t3.watch(a)
-            with tf.GradientTape() as t2:
-                t2.watch(a)
-                with tf.GradientTape() as t1:
-                    t1.watch(a)
-                    k = tf.exp(-0.5 * square(a))
-                d1 = t1.gradient(k, a)
-            d2 = t2.gradient(d1, a)
-        d3 = t3.gradient(d2, a)
-    return t4.gradient(d3, a).numpy()
+    return derivative(lambda r: tf.exp(-0.5 * square(r)), tf.constant(a, tf.float64), 4).numpy()
 
 for a in (0.0, 0.3):
     print(f"r = {a}:  with a**2: {fourth_derivative(lambda a: a ** 2, a):+.6f}   "
