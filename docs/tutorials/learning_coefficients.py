@@ -39,9 +39,10 @@ for name, value in model.parameter_values().items():
 print(f"|alpha - 1| = {abs(alpha.numpy() - 1):.2e}, Laplace std = {std['operator.diffusivity']:.2e}")
 
 # %% [markdown]
-# The loss as a function of $\alpha$ alone (the other parameters held at their
-# fitted values) shows the same thing: a narrow, nearly quadratic well whose
-# curvature the Laplace approximation reads off.
+# The loss as a function of $\alpha$ alone, the other parameters held at their
+# fitted values, against the Laplace quadratic. The profile is steeper: holding
+# the lengthscales fixed removes the trade-off between them and $\alpha$, while
+# the Laplace standard deviation is the marginal one, which accounts for it.
 
 # %%
 import matplotlib.pyplot as plt
@@ -59,6 +60,7 @@ ax.plot(grid, losses, label="loss")
 ax.plot(grid, min(losses) + 0.5 * ((grid - fitted) / s) ** 2, "--", label="Laplace quadratic")
 ax.axvline(1.0, color="k", lw=0.8, label="true alpha")
 ax.set_xlabel("alpha")
+ax.tick_params(axis="x", labelrotation=30)
 ax.legend()
 
 # %% [markdown]
