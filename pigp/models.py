@@ -375,14 +375,16 @@ class PIGP(tf.Module):
         """Yield ``(losses, taken)`` arrays, one call of up to 250 steps at a time."""
         functions = self._compiled()
         y = tf.concat(ys, axis=0)
+        lapack = self._use_lapack(int(y.shape[0]))
+        y_values = y.numpy()
         rate = tf.constant(learning_rate, tf.float64)
         done = 0
         while done < steps:
             n = min(_STEPS_PER_CALL, steps - done)
-            if self._use_lapack(int(y.shape[0])):
+            if lapack:
                 losses, taken = np.empty(n), np.empty(n, bool)
                 for i in range(n):
-                    loss, grads = self._lapack_loss_and_gradient(Xs, y.numpy())
+                    loss, grads = self._lapack_loss_and_gradient(Xs, y_values)
                     losses[i] = loss.numpy()
                     taken[i] = functions["adam_update"](loss, grads, rate).numpy()
             else:
