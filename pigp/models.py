@@ -233,7 +233,27 @@ class PIGP(tf.Module):
         if optimizer in ("lbfgs", "adam+lbfgs"):
             self._run_lbfgs(int(steps) if optimizer == "lbfgs" or steps == 0 else 1000)
         self._refresh_posterior()
+        if steps > 0:
+            self._warn_if_noise_explains_data()
         return self
+
+    def _warn_if_noise_explains_data(self, fraction: float = 0.1):
+        """Warn when a learned noise variance exceeds ``fraction`` of its data's mean square.
+
+        Maximising the marginal likelihood can settle on "the data are noise" (a
+        large noise variance, the field left at the prior mean) when the kernel
+        cannot fit the data, e.g. a fast initial transient next to slow dynamics.
+        """
+        for name, _, y, _, noise in self._sets:
+            scale = float(np.mean(np.square(y / self.y_scale)))
+            if noise.trainable and scale > 0 and float(noise.numpy()) > fraction * scale:
+                warnings.warn(
+                    f"fit: the learned noise variance of the {name!r} data is "
+                    f"{float(noise.numpy()) / scale:.0%} of their mean square: the model may be "
+                    "explaining those data as noise. If they are not that noisy, try other "
+                    "initial lengthscales, a smaller initial noise, or a kernel that fits the "
+                    "field (e.g. a sum of two kernels for two scales)", RuntimeWarning,
+                    stacklevel=3)
 
     # The gradient of the loss ``0.5 y' K^-1 y + 0.5 log det K`` in any parameter
     # theta is ``0.5 tr((K^-1 - alpha alpha') dK/dtheta)``, alpha = K^-1 y: one

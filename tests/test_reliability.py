@@ -201,3 +201,22 @@ def test_five_thousand_points():
     mean, var = model.predict(X)
     assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
     assert relative_l2(mean, heat_solution(X)[0]) < 1e-2
+
+
+def test_warns_when_the_data_are_explained_as_noise():
+    """A heat problem starting from sin(pi x), whose e^(-pi^2 t) transient a single SE
+    kernel cannot follow beside a slow forced response: ML-II calls the u data noise."""
+    X_u, X_f = heat_design(0, 30)
+    y_u = np.where(X_u[:, 1] == 0, np.sin(np.pi * X_u[:, 0]), 0.0)
+    y_f = np.exp(-np.square(X_f[:, 0] - 0.4) / 0.1) * (1 + np.sin(4 * X_f[:, 1]))
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    with pytest.warns(RuntimeWarning, match="'u' data is .* explaining those data as noise"):
+        model.fit(X_u, y_u, X_f, y_f)
+    assert model.parameter_values()["noise_u"] > 0.1 * np.mean(np.square(y_u / model.y_scale))
+
+
+def test_no_noise_warning_on_a_well_fitted_problem():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0)).fit(*heat_data())
+    assert not [w for w in caught if "as noise" in str(w.message)]
