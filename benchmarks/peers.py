@@ -138,7 +138,7 @@ def problem_forcing():
 
 # ----- methods ---------------------------------------------------------------------------
 def coverage(mean, var, truth):
-    return float(np.mean(np.abs(mean - truth) <= 1.959964 * np.sqrt(np.maximum(var, 0))))
+    return pigp.experiments.accuracy(mean, np.maximum(var, 0.0), truth)["coverage_95"]
 
 
 def run_pigp(p):

@@ -64,7 +64,7 @@ def _kernel_spec(kernel, table: _Table) -> dict:
                 "parameters": {k: table.index(p) for k, p in kernel.parameters.items()},
                 "stationary": kernel.stationary,
                 "max_order": None if math.isinf(kernel.max_order) else kernel.max_order}
-    if type(kernel).__name__ in _STATIONARY and type(kernel) is _STATIONARY[type(kernel).__name__]:
+    if type(kernel) in _STATIONARY.values():
         return {"type": type(kernel).__name__,
                 "parameters": {k: table.index(p) for k, p in kernel.parameters.items()}}
     raise ValueError(f"save: kernel {type(kernel).__name__} cannot be saved; supported: "

@@ -7,6 +7,7 @@ values, block ``(i, j)`` being ``L_i L_j' k`` plus noise on the diagonal blocks;
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -173,9 +174,9 @@ class PIGP(tf.Module):
         y = tf.concat(ys, axis=0)[:, None]
         chol = tf.linalg.cholesky(K)
         a = tf.linalg.cholesky_solve(chol, y)
-        n = tf.cast(tf.shape(y)[0], self.dtype)
-        return (0.5 * tf.reduce_sum(y * a) + tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
-                + 0.5 * n * math.log(2.0 * math.pi))
+        return _gaussian_nll(tf.reduce_sum(y * a),
+                             tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+                             tf.cast(tf.shape(y)[0], self.dtype))
 
     def _data_tensors(self):
         Xs = tuple(tf.constant(X, self.dtype) for _, X, _, _, _ in self._sets)
@@ -294,10 +295,9 @@ class PIGP(tf.Module):
         K = functions["gram"](Xs)
         chol = tf.linalg.cholesky(K)
         alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
-        n = tf.cast(tf.shape(y)[0], self.dtype)
-        loss = (0.5 * tf.reduce_sum(y * alpha)
-                + tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
-                + 0.5 * n * math.log(2.0 * math.pi))
+        loss = _gaussian_nll(tf.reduce_sum(y * alpha),
+                             tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+                             tf.cast(tf.shape(y)[0], self.dtype))
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
         grads = functions["gram_vjp"](Xs, inverse, alpha)
         return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
@@ -314,15 +314,14 @@ class PIGP(tf.Module):
             nan = tf.constant(np.nan, tf.float64)
             return nan, [tf.fill(tf.shape(v), nan) for v in functions["variables"]]
         alpha, _ = potrs(chol, y, lower=1)
-        loss = (0.5 * float(y @ alpha) + float(np.sum(np.log(np.diag(chol))))
-                + 0.5 * len(y) * math.log(2.0 * math.pi))
+        loss = _gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
         inverse, _ = potri(chol, lower=1, overwrite_c=1)
         # Fortran lower triangle = upper triangle of the C-ordered transpose.
         grads = functions["gram_vjp"](Xs, inverse.T, alpha)
         return tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
 
     def _use_lapack(self, n: int) -> bool:
-        return n >= _LAPACK_FROM and not tf.config.list_logical_devices("GPU")
+        return n >= _LAPACK_FROM and not _has_gpu()
 
     def _loss_and_gradient(self, Xs, ys):
         """``(loss, [gradient per trainable variable])`` at the current parameters."""
@@ -495,8 +494,7 @@ class PIGP(tf.Module):
         except np.linalg.LinAlgError:
             return math.nan
         alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
-        return (0.5 * float(y @ alpha) + float(np.sum(np.log(np.diag(chol))))
-                + 0.5 * len(y) * math.log(2.0 * math.pi))
+        return _gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
 
     def parameter_uncertainty(self) -> dict:
         """Laplace approximation: posterior standard deviations of the parameters.
@@ -674,6 +672,18 @@ class PIGP(tf.Module):
 
     def _input_dim_or_none(self):
         return self._sets[0][1].shape[1] if self._sets else None
+
+
+def _gaussian_nll(y_dot_alpha, log_diag_chol, n):
+    """``-log N(y | 0, K)`` from ``y' K^-1 y``, ``sum(log diag(chol K))`` and ``len(y)``
+    (NumPy numbers or tensors alike)."""
+    return 0.5 * y_dot_alpha + log_diag_chol + 0.5 * n * math.log(2.0 * math.pi)
+
+
+@functools.lru_cache(maxsize=None)
+def _has_gpu() -> bool:
+    """Whether TensorFlow sees a GPU (fixed once TensorFlow has started)."""
+    return bool(tf.config.list_logical_devices("GPU"))
 
 
 def _as_parameter(value, name: str) -> Parameter:
