@@ -281,26 +281,39 @@ class PIGP(tf.Module):
             self._functions = {
                 "signature": signature,
                 "variables": variables,
-                "gram": tf.function(self._joint, jit_compile=True),
-                "gram_vjp": tf.function(gram_vjp, jit_compile=True),
+                "gram": tf.function(self._joint, jit_compile=True, autograph=False),
+                "gram_vjp": tf.function(gram_vjp, jit_compile=True, autograph=False),
             }
-            self._functions["tf_step"] = tf.function(self._tf_loss_and_gradient)
-            self._functions["train"] = tf.function(self._train_steps)
-            self._functions["adam_update"] = tf.function(self._adam_update)
+            step = tf.function(self._tf_step, jit_compile=True, autograph=False)
+            self._functions["tf_step"] = step
+            # Called from Python, the XLA program compiled inside the training loop
+            # would be compiled a second time; called from a graph, it is reused.
+            self._functions["tf_step_outside"] = tf.function(lambda Xs, y: step(Xs, y),
+                                                             autograph=False)
+            self._functions["train"] = tf.function(self._train_steps, autograph=False)
+            self._functions["adam_update"] = tf.function(self._adam_update, autograph=False)
         return self._functions
 
-    def _tf_loss_and_gradient(self, Xs, y):
-        """Loss and gradient with TensorFlow's Cholesky (NaN when K is not PD)."""
-        functions = self._functions
-        K = functions["gram"](Xs)
+    def _tf_step(self, Xs, y):
+        """Loss, gradient and K in one compiled call (TensorFlow's Cholesky; NaN when
+        K is not PD). Small problems and accelerators: one XLA program per step."""
+        variables = self._functions["variables"]
+        with tf.GradientTape() as tape:
+            K = self._joint(Xs)
         chol = tf.linalg.cholesky(K)
         alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
         loss = _gaussian_nll(tf.reduce_sum(y * alpha),
                              tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
                              tf.cast(tf.shape(y)[0], self.dtype))
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
-        grads = functions["gram_vjp"](Xs, inverse, alpha)
-        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+        W = 0.5 * (inverse - alpha[:, None] * alpha[None, :])
+        grads = tape.gradient(K, variables, output_gradients=W, unconnected_gradients="zero")
+        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads], K
+
+    def _tf_loss_and_gradient(self, Xs, y):
+        name = "tf_step_outside" if tf.executing_eagerly() else "tf_step"
+        loss, grads, _ = self._functions[name](Xs, y)
+        return loss, grads
 
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
         """Loss and gradient with LAPACK's potrf/potrs/potri (NaN when K is not PD)."""
@@ -329,7 +342,15 @@ class PIGP(tf.Module):
         y = tf.concat(ys, axis=0)
         if self._use_lapack(int(y.shape[0])):
             return self._lapack_loss_and_gradient(Xs, y.numpy())
-        return self._functions["tf_step"](Xs, y)
+        return self._tf_loss_and_gradient(Xs, y)
+
+    def _gram(self, Xs, ys) -> np.ndarray:
+        """K at the current parameters, from whichever compiled program the fit uses."""
+        functions = self._compiled()
+        y = tf.concat(ys, axis=0)
+        if self._use_lapack(int(y.shape[0])):
+            return functions["gram"](Xs).numpy()
+        return functions["tf_step_outside"](Xs, y)[2].numpy()
 
     def _adam_state(self, variables):
         state = self._adam
@@ -363,31 +384,40 @@ class PIGP(tf.Module):
         beta1, beta2, eps = 0.9, 0.999, 1e-8
         finite = tf.reduce_all([tf.math.is_finite(loss)]
                                + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
-        if finite:
-            if loss < state["best_loss"]:
-                state["best_loss"].assign(loss)
-                for b, var in zip(state["best"], variables):
-                    b.assign(var)
+
+        def take():
+            better = loss < state["best_loss"]
+            state["best_loss"].assign(tf.where(better, loss, state["best_loss"]))
+            for b, var in zip(state["best"], variables):
+                b.assign(tf.where(better, var, b))
             t = state["t"].assign_add(1.0)
             rate = learning_rate * state["lr_scale"] * tf.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
             for var, g, m, v in zip(variables, grads, state["m"], state["v"]):
                 m.assign(beta1 * m + (1.0 - beta1) * g)
                 v.assign(beta2 * v + (1.0 - beta2) * tf.square(g))
                 var.assign_sub(rate * m / (tf.sqrt(v) + eps))
-        else:
+            return tf.constant(True)
+
+        def reject():
             state["lr_scale"].assign(0.5 * state["lr_scale"])
             for b, var in zip(state["best"], variables):
                 var.assign(b)
-        return finite
+            return tf.constant(False)
+
+        return tf.cond(finite, take, reject)
 
     def _train_steps(self, Xs, y, n_steps, learning_rate):
         """``n_steps`` Adam steps in one compiled call (TensorFlow's Cholesky)."""
-        losses = tf.TensorArray(tf.float64, size=n_steps)
-        taken = tf.TensorArray(tf.bool, size=n_steps)
-        for i in tf.range(n_steps):
+        def body(i, losses, taken):
             loss, grads = self._tf_loss_and_gradient(Xs, y)
-            losses = losses.write(i, loss)
-            taken = taken.write(i, self._adam_update(loss, grads, learning_rate))
+            with tf.control_dependencies([loss] + grads):
+                step = self._adam_update(loss, grads, learning_rate)
+            return i + 1, losses.write(i, loss), taken.write(i, step)
+
+        _, losses, taken = tf.while_loop(
+            lambda i, *_: i < n_steps, body,
+            (tf.constant(0), tf.TensorArray(tf.float64, size=n_steps),
+             tf.TensorArray(tf.bool, size=n_steps)))
         return losses.stack(), taken.stack()
 
     def _adam_calls(self, Xs, ys, steps, learning_rate):
@@ -487,7 +517,7 @@ class PIGP(tf.Module):
 
     def _loss(self, Xs, ys) -> float:
         """The loss at the current parameters (compiled Gram, LAPACK); NaN if K is not PD."""
-        K = self._compiled()["gram"](Xs).numpy().astype(np.float64)
+        K = self._gram(Xs, ys).astype(np.float64)
         y = np.concatenate([t.numpy() for t in ys]).astype(np.float64)
         try:
             chol = scipy.linalg.cholesky(K, lower=True, check_finite=False)
@@ -562,7 +592,7 @@ class PIGP(tf.Module):
 
     def _refresh_posterior(self):
         Xs, ys = self._data_tensors()
-        K = self._compiled()["gram"](Xs).numpy().astype(np.float64)
+        K = self._gram(Xs, ys).astype(np.float64)
         chol, _ = jittered_cholesky(K, [len(X) for X in Xs], [s[0] for s in self._sets])
         y = np.concatenate([y.numpy().astype(np.float64) for y in ys])
         alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
@@ -591,7 +621,7 @@ class PIGP(tf.Module):
             def cross(Xc, Xs):
                 Ks = [block(self.kernel, Xc, X, terms, s[3]) for X, s in zip(Xs, self._sets)]
                 return tf.concat(Ks, axis=1), block_diag(self.kernel, Xc, terms, terms)
-            entry = (output, tf.function(cross, jit_compile=True))
+            entry = (output, tf.function(cross, jit_compile=True, autograph=False))
             self._cross_functions[key] = entry
         return entry[1]
 
