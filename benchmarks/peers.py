@@ -187,13 +187,30 @@ def run_pinn(p, adam_iterations, lbfgs_iterations, seed=0):
     data = dde.data.PDE(geometry, None, conditions, num_domain=0, num_boundary=0)
     model = dde.Model(data, dde.nn.FNN([2] + [32] * 3 + [1], "tanh", "Glorot normal"))
     extra = [alpha] if p["alpha"] is not None else None
+
+    class StopWhenStalled(dde.callbacks.Callback):
+        """End L-BFGS once an outer step makes no iteration. With the PyTorch
+        backend, a step whose starting gradient is already below PyTorch's
+        tolerance returns without iterating, and DeepXDE's loop (which stops on
+        exactly one iteration) would call it forever: seen with 4 u + 6 f points."""
+
+        def __init__(self):
+            super().__init__()
+            self.last = -1
+
+        def on_epoch_end(self):
+            n_iter = self.model.opt.state_dict()["state"][0]["n_iter"]
+            if n_iter == self.last:
+                self.model.stop_training = True
+            self.last = n_iter
+
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         model.compile("adam", lr=1e-3, external_trainable_variables=extra)
         model.train(iterations=adam_iterations, display_every=adam_iterations)
         dde.optimizers.set_LBFGS_options(maxiter=lbfgs_iterations)
         model.compile("L-BFGS", external_trainable_variables=extra)
-        model.train(display_every=lbfgs_iterations)
+        model.train(display_every=lbfgs_iterations, callbacks=[StopWhenStalled()])
     seconds = time.perf_counter() - start
     mean = model.predict(GRID)[:, 0]
     out = {"seconds": seconds, "mean": mean, "coverage_95": None}
