@@ -268,6 +268,8 @@ class PIGP(tf.Module):
         variables = self._trainable()
         signature = (tuple(id(v) for v in variables), self._structure())
         if self._functions is None or self._functions["signature"] != signature:
+            gram = tf.function(self._joint, jit_compile=True, autograph=False)
+
             def gram_vjp(Xs, inverse, alpha):
                 # ``inverse``: K^-1 in its upper triangle (the lower is ignored).
                 upper = tf.linalg.band_part(inverse, 0, -1)
@@ -281,39 +283,30 @@ class PIGP(tf.Module):
             self._functions = {
                 "signature": signature,
                 "variables": variables,
-                "gram": tf.function(self._joint, jit_compile=True, autograph=False),
+                "gram": gram,
                 "gram_vjp": tf.function(gram_vjp, jit_compile=True, autograph=False),
+                # Called from Python, a compiled program is compiled apart from the
+                # same program called inside a graph (the training loop); on the
+                # TensorFlow path K is therefore taken through a graph too.
+                "gram_in_graph": tf.function(lambda Xs: gram(Xs), autograph=False),
+                "tf_step": tf.function(self._tf_loss_and_gradient, autograph=False),
             }
-            step = tf.function(self._tf_step, jit_compile=True, autograph=False)
-            self._functions["tf_step"] = step
-            # Called from Python, the XLA program compiled inside the training loop
-            # would be compiled a second time; called from a graph, it is reused.
-            self._functions["tf_step_outside"] = tf.function(lambda Xs, y: step(Xs, y),
-                                                             autograph=False)
             self._functions["train"] = tf.function(self._train_steps, autograph=False)
             self._functions["adam_update"] = tf.function(self._adam_update, autograph=False)
         return self._functions
 
-    def _tf_step(self, Xs, y):
-        """Loss, gradient and K in one compiled call (TensorFlow's Cholesky; NaN when
-        K is not PD). Small problems and accelerators: one XLA program per step."""
-        variables = self._functions["variables"]
-        with tf.GradientTape() as tape:
-            K = self._joint(Xs)
+    def _tf_loss_and_gradient(self, Xs, y):
+        """Loss and gradient with TensorFlow's Cholesky (NaN when K is not PD)."""
+        functions = self._functions
+        K = functions["gram"](Xs)
         chol = tf.linalg.cholesky(K)
         alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
         loss = _gaussian_nll(tf.reduce_sum(y * alpha),
                              tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
                              tf.cast(tf.shape(y)[0], self.dtype))
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
-        W = 0.5 * (inverse - alpha[:, None] * alpha[None, :])
-        grads = tape.gradient(K, variables, output_gradients=W, unconnected_gradients="zero")
-        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads], K
-
-    def _tf_loss_and_gradient(self, Xs, y):
-        name = "tf_step_outside" if tf.executing_eagerly() else "tf_step"
-        loss, grads, _ = self._functions[name](Xs, y)
-        return loss, grads
+        grads = functions["gram_vjp"](Xs, inverse, alpha)
+        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
 
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
         """Loss and gradient with LAPACK's potrf/potrs/potri (NaN when K is not PD)."""
@@ -336,21 +329,12 @@ class PIGP(tf.Module):
     def _use_lapack(self, n: int) -> bool:
         return n >= _LAPACK_FROM and not _has_gpu()
 
-    def _loss_and_gradient(self, Xs, ys):
-        """``(loss, [gradient per trainable variable])`` at the current parameters."""
-        self._compiled()
-        y = tf.concat(ys, axis=0)
-        if self._use_lapack(int(y.shape[0])):
-            return self._lapack_loss_and_gradient(Xs, y.numpy())
-        return self._tf_loss_and_gradient(Xs, y)
-
     def _gram(self, Xs, ys) -> np.ndarray:
-        """K at the current parameters, from whichever compiled program the fit uses."""
+        """K at the current parameters, called the way the fit calls the Gram program."""
         functions = self._compiled()
-        y = tf.concat(ys, axis=0)
-        if self._use_lapack(int(y.shape[0])):
+        if self._use_lapack(sum(int(y.shape[0]) for y in ys)):
             return functions["gram"](Xs).numpy()
-        return functions["tf_step_outside"](Xs, y)[2].numpy()
+        return functions["gram_in_graph"](Xs).numpy()
 
     def _adam_state(self, variables):
         state = self._adam
@@ -482,6 +466,13 @@ class PIGP(tf.Module):
         if max_iterations == 0 or not variables:
             return
         Xs, ys = self._data_tensors()
+        y = tf.concat(ys, axis=0)
+        if self._use_lapack(int(y.shape[0])):
+            y_values = y.numpy()
+            loss_and_gradient = lambda: self._lapack_loss_and_gradient(Xs, y_values)  # noqa: E731
+        else:
+            step = self._functions["tf_step"]
+            loss_and_gradient = lambda: step(Xs, y)  # noqa: E731
         shapes = [v.shape for v in variables]
         sizes = [int(np.prod(s)) for s in shapes]
         best = {"loss": np.inf, "x": None}
@@ -492,7 +483,7 @@ class PIGP(tf.Module):
 
         def objective(x):
             assign(x)
-            loss, grads = self._loss_and_gradient(Xs, ys)
+            loss, grads = loss_and_gradient()
             loss = float(loss.numpy())
             grad = np.concatenate([g.numpy().reshape(-1) for g in grads])
             if not (np.isfinite(loss) and np.all(np.isfinite(grad))):
