@@ -369,11 +369,14 @@ class PIGP(tf.Module):
         finite = tf.reduce_all([tf.math.is_finite(loss)]
                                + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
 
-        def take():
-            better = loss < state["best_loss"]
-            state["best_loss"].assign(tf.where(better, loss, state["best_loss"]))
+        def remember():
+            state["best_loss"].assign(loss)
             for b, var in zip(state["best"], variables):
-                b.assign(tf.where(better, var, b))
+                b.assign(var)
+            return tf.constant(True)
+
+        def take():
+            tf.cond(loss < state["best_loss"], remember, lambda: tf.constant(False))
             t = state["t"].assign_add(1.0)
             rate = learning_rate * state["lr_scale"] * tf.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
             for var, g, m, v in zip(variables, grads, state["m"], state["v"]):
@@ -394,8 +397,7 @@ class PIGP(tf.Module):
         """``n_steps`` Adam steps in one compiled call (TensorFlow's Cholesky)."""
         def body(i, losses, taken):
             loss, grads = self._tf_loss_and_gradient(Xs, y)
-            with tf.control_dependencies([loss] + grads):
-                step = self._adam_update(loss, grads, learning_rate)
+            step = self._adam_update(loss, grads, learning_rate)
             return i + 1, losses.write(i, loss), taken.write(i, step)
 
         _, losses, taken = tf.while_loop(
