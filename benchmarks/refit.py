@@ -1,0 +1,73 @@
+"""What compilation costs, and what refitting one model saves.
+
+The core heat problem with 1% noise, five draws (designs and noise from seeds
+0..4, as in the heat example). Each draw is fitted twice with default
+settings: by a fresh model (tracing and XLA compilation included, as for the
+first fit of any model) and by one model refitted draw after draw (data of the
+same shapes reuse the compiled programs; each fit starts from the previous
+draw's parameters).
+
+    python benchmarks/refit.py --out results/refit.json
+"""
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+import pigp
+from pigp.experiments import add_noise, heat_design, heat_solution, relative_l2
+
+
+def draw_data(draw: int):
+    X_u, X_f = heat_design(draw)
+    rng = np.random.default_rng(draw)
+    return (X_u, add_noise(heat_solution(X_u)[0], 0.01, rng),
+            X_f, add_noise(heat_solution(X_f)[1], 0.01, rng))
+
+
+def new_model():
+    return pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0))
+
+
+def timed_fit(model, data, X, u):
+    start = time.perf_counter()
+    model.fit(*data)
+    seconds = time.perf_counter() - start
+    return seconds, relative_l2(model.predict(X)[0], u)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=5)
+    parser.add_argument("--out", default="results/refit.json")
+    args = parser.parse_args()
+    X, _ = pigp.plotting.grid(50)
+    u = heat_solution(X)[0]
+    reused = new_model()
+    rows = []
+    print(f"{'draw':>4} {'fresh s':>8} {'fresh L2':>9} {'refit s':>8} {'refit L2':>9}", flush=True)
+    for draw in range(args.draws):
+        data = draw_data(draw)
+        fresh_seconds, fresh_error = timed_fit(new_model(), data, X, u)
+        refit_seconds, refit_error = timed_fit(reused, data, X, u)
+        rows.append({"draw": draw, "fresh_seconds": fresh_seconds, "fresh_relative_l2": fresh_error,
+                     "refit_seconds": refit_seconds, "refit_relative_l2": refit_error})
+        print(f"{draw:>4} {fresh_seconds:>8.2f} {fresh_error:>9.2e} {refit_seconds:>8.2f} "
+              f"{refit_error:>9.2e}", flush=True)
+    # Draw 0's refit is the reused model's first fit: it compiles too.
+    later = [r for r in rows if r["draw"] > 0]
+    summary = {"median_fresh_seconds": float(np.median([r["fresh_seconds"] for r in rows])),
+               "median_refit_seconds_after_first": float(np.median([r["refit_seconds"]
+                                                                    for r in later]))
+               if later else None}
+    print(json.dumps(summary))
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as handle:
+        json.dump({"rows": rows, **summary}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
