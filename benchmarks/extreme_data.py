@@ -10,8 +10,6 @@ The same cases are asserted in tests/test_reliability.py.
 """
 
 import argparse
-import json
-import os
 import time
 import warnings
 
@@ -19,6 +17,7 @@ import numpy as np
 
 import pigp
 from pigp.experiments import heat_design, heat_solution, relative_l2
+from _output import write_json
 
 
 def scaled_heat(scale_x, scale_y):
@@ -84,9 +83,7 @@ def main():
             continue
         print(f"{r['case']:<24} {r['outcome']:<8} {str(r['finite']):>6} {r['relative_l2']:>13.3g} "
               f"{r['seconds']:>8.1f}  {'; '.join(r['warnings']) or '-'}")
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump(rows, handle, indent=2)
+    write_json(args.out, rows)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,10 @@ data, heat in (x, y, t)) with default settings, each on designs drawn from seeds
 import argparse
 import contextlib
 import io
-import json
-import os
 import tempfile
 
 from pigp.problems import PROBLEMS
+from _output import write_json
 
 
 def main():
@@ -41,9 +40,7 @@ def main():
             print(f"{name:<20} {seed:>4} {metrics['relative_l2']:>9.2e} "
                   f"{metrics['coverage_95']:>7.3f} {metrics['fit_seconds']:>6.1f}  {text or '-'}",
                   flush=True)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump(rows, handle, indent=2)
+    write_json(args.out, rows)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ coverage for the methods that give an uncertainty.
 import argparse
 import contextlib
 import io
-import json
 import os
 import time
 
@@ -50,6 +49,7 @@ from scipy.stats import qmc  # noqa: E402
 import pigp  # noqa: E402
 import pigp.experiments  # noqa: E402
 import pigp.plotting  # noqa: E402
+from _output import write_json  # noqa: E402
 
 GRID, _ = pigp.plotting.grid(50)
 
@@ -280,9 +280,7 @@ def save(args, result):
     result["pinn_recipe"] = {"network": "2-32-32-32-1 tanh", "adam_iterations": args.adam,
                              "adam_lr": 1e-3, "lbfgs_max_iterations": args.lbfgs,
                              "extra_collocation_points": 0}
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump(result, handle, indent=2)
+    write_json(args.out, result)
 
 
 def plot(rows, args):

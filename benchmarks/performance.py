@@ -23,8 +23,6 @@ example with Adam alone and with the default (Adam then L-BFGS).
 """
 
 import argparse
-import json
-import os
 import resource
 import time
 
@@ -35,6 +33,7 @@ import tensorflow as tf
 import pigp
 import pigp.plotting
 from pigp import experiments
+from _output import write_json
 
 
 def best_of(function, repeats=3):
@@ -259,9 +258,7 @@ def main():
             seconds = "not reached" if a["seconds"] is None else f"{a['seconds']:.2f} s"
             print(f"  {name:>8}: {seconds} (relative L2 {a['relative_l2']:.3g} "
                   f"after {a['steps']} steps)")
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump(result, handle, indent=2)
+    write_json(args.out, result)
 
 
 def _version(name):

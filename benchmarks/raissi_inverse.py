@@ -10,7 +10,6 @@ relative L2 error of u <= 1e-3 in every seed.
 """
 
 import argparse
-import os
 import json
 import time
 
@@ -19,6 +18,7 @@ from scipy.stats import qmc
 
 import pigp
 from pigp.plotting import grid
+from _output import write_json
 
 
 def solution(X):
@@ -60,9 +60,7 @@ def main():
                "max_relative_l2": max(r["relative_l2"] for r in rows),
                "targets_met": all(r["alpha_error"] <= 1e-3 and r["relative_l2"] <= 1e-3 for r in rows)}
     print(json.dumps(summary))
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump({"rows": rows, **summary}, handle, indent=2)
+    write_json(args.out, {"rows": rows, **summary})
 
 
 if __name__ == "__main__":

@@ -12,13 +12,13 @@ draw's parameters).
 
 import argparse
 import json
-import os
 import time
 
 import numpy as np
 
 import pigp
 from pigp.experiments import add_noise, heat_design, heat_solution, relative_l2
+from _output import write_json
 
 
 def draw_data(draw: int):
@@ -64,9 +64,7 @@ def main():
                                                                     for r in later]))
                if later else None}
     print(json.dumps(summary))
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump({"rows": rows, **summary}, handle, indent=2)
+    write_json(args.out, {"rows": rows, **summary})
 
 
 if __name__ == "__main__":
