@@ -50,15 +50,13 @@ import pigp  # noqa: E402
 import pigp.experiments  # noqa: E402
 import pigp.plotting  # noqa: E402
 from _output import write_json  # noqa: E402
+from pigp.experiments import heat_solution  # noqa: E402
+from raissi_inverse import solution as raissi_solution  # noqa: E402
 
 GRID, _ = pigp.plotting.grid(50)
 
 
 # ----- problems ------------------------------------------------------------------------
-def heat_u(X):
-    return np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
-
-
 def heat_design(n, seed=0):
     """``n`` points: 40% u on t = 0, x = 0, x = 1 (random positions), 60% f inside."""
     rng = np.random.default_rng(seed)
@@ -79,23 +77,22 @@ def problem_heat(n=None):
     else:
         X_u, X_f = heat_design(n)
         name = f"heat-{n}"
-    return dict(name=name, X_u=X_u, y_u=heat_u(X_u), X_f=X_f, y_f=(np.pi ** 2 - 1) * heat_u(X_f),
-                truth=heat_u(GRID), alpha=None)
+    return dict(name=name, X_u=X_u, y_u=heat_solution(X_u)[0], X_f=X_f,
+                y_f=heat_solution(X_f)[1], truth=heat_solution(GRID)[0], alpha=None)
 
 
 def problem_seed():
     g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
     X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)
-    return dict(name="seed", X_u=X_u, y_u=heat_u(X_u), X_f=X_f,
-                y_f=(np.pi ** 2 - 1) * heat_u(X_f), truth=heat_u(GRID), alpha=None)
+    return dict(name="seed", X_u=X_u, y_u=heat_solution(X_u)[0], X_f=X_f,
+                y_f=heat_solution(X_f)[1], truth=heat_solution(GRID)[0], alpha=None)
 
 
 def problem_raissi():
-    u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])  # noqa: E731
     sampler = qmc.LatinHypercube(d=2, seed=0)
     X_u, X_f = sampler.random(20), sampler.random(20)
-    return dict(name="raissi", X_u=X_u, y_u=u(X_u), X_f=X_f, y_f=(4 * np.pi ** 2 - 1) * u(X_f),
-                truth=u(GRID), alpha=2.0)
+    return dict(name="raissi", X_u=X_u, y_u=raissi_solution(X_u)[0], X_f=X_f,
+                y_f=raissi_solution(X_f)[1], truth=raissi_solution(GRID)[0], alpha=2.0)
 
 
 def bump_forcing(X):

@@ -17,15 +17,15 @@ import time
 import numpy as np
 
 import pigp
-from pigp.experiments import add_noise, heat_design, heat_solution, relative_l2
+from pigp.experiments import heat_design, heat_solution, noisy_heat_data, relative_l2
 from _output import write_json
 
 
 def draw_data(draw: int):
+    """Draw ``draw`` of the heat example's 1% noise case."""
     X_u, X_f = heat_design(draw)
-    rng = np.random.default_rng(draw)
-    return (X_u, add_noise(heat_solution(X_u)[0], 0.01, rng),
-            X_f, add_noise(heat_solution(X_f)[1], 0.01, rng))
+    y_u, y_f = noisy_heat_data(X_u, X_f, 0.01, np.random.default_rng(draw))
+    return X_u, y_u, X_f, y_f
 
 
 def new_model():

@@ -70,11 +70,17 @@ def _fit_timed(model, *args, **kwargs) -> float:
     return time.perf_counter() - start
 
 
+def noisy_heat_data(X_u, X_f, level: float, rng):
+    """``(y_u, y_f)``: the heat solution at ``X_u`` and its f at ``X_f``, each with
+    Gaussian noise of ``level`` times its RMS (u's drawn first)."""
+    return (add_noise(heat_solution(X_u)[0], level, rng),
+            add_noise(heat_solution(X_f)[1], level, rng))
+
+
 def _heat_case(X_u, X_f, level, rng, steps, dtype="float64"):
     import pigp
 
-    y_u = add_noise(heat_solution(X_u)[0], level, rng)
-    y_f = add_noise(heat_solution(X_f)[1], level, rng)
+    y_u, y_f = noisy_heat_data(X_u, X_f, level, rng)
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0),
                       dtype=dtype)
     seconds = _fit_timed(model, X_u, y_u, X_f, y_f, steps=steps)

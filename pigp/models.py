@@ -329,6 +329,16 @@ class PIGP(tf.Module):
     def _use_lapack(self, n: int) -> bool:
         return n >= _LAPACK_FROM and not _has_gpu()
 
+    def _loss_and_gradient_function(self, Xs, ys):
+        """``(on_lapack, f)``: ``f()`` gives ``(loss, [gradient per trainable variable])``
+        on these data at the current parameters, by LAPACK or by TensorFlow's Cholesky."""
+        functions = self._compiled()
+        y = tf.concat(ys, axis=0)
+        if self._use_lapack(int(y.shape[0])):
+            y_values = y.numpy()
+            return True, lambda: self._lapack_loss_and_gradient(Xs, y_values)
+        return False, lambda: functions["tf_step"](Xs, y)
+
     def _gram(self, Xs, ys) -> np.ndarray:
         """K at the current parameters, called the way the fit calls the Gram program."""
         functions = self._compiled()
@@ -409,9 +419,8 @@ class PIGP(tf.Module):
     def _adam_calls(self, Xs, ys, steps, learning_rate):
         """Yield ``(losses, taken)`` arrays, one call of up to 250 steps at a time."""
         functions = self._compiled()
+        lapack, loss_and_gradient = self._loss_and_gradient_function(Xs, ys)
         y = tf.concat(ys, axis=0)
-        lapack = self._use_lapack(int(y.shape[0]))
-        y_values = y.numpy()
         rate = tf.constant(learning_rate, tf.float64)
         done = 0
         while done < steps:
@@ -419,7 +428,7 @@ class PIGP(tf.Module):
             if lapack:
                 losses, taken = np.empty(n), np.empty(n, bool)
                 for i in range(n):
-                    loss, grads = self._lapack_loss_and_gradient(Xs, y_values)
+                    loss, grads = loss_and_gradient()
                     losses[i] = loss.numpy()
                     taken[i] = functions["adam_update"](loss, grads, rate).numpy()
             else:
@@ -468,13 +477,7 @@ class PIGP(tf.Module):
         if max_iterations == 0 or not variables:
             return
         Xs, ys = self._data_tensors()
-        y = tf.concat(ys, axis=0)
-        if self._use_lapack(int(y.shape[0])):
-            y_values = y.numpy()
-            loss_and_gradient = lambda: self._lapack_loss_and_gradient(Xs, y_values)  # noqa: E731
-        else:
-            step = self._functions["tf_step"]
-            loss_and_gradient = lambda: step(Xs, y)  # noqa: E731
+        _, loss_and_gradient = self._loss_and_gradient_function(Xs, ys)
         shapes = [v.shape for v in variables]
         sizes = [int(np.prod(s)) for s in shapes]
         best = {"loss": np.inf, "x": None}
