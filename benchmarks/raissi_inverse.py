@@ -6,7 +6,10 @@ on [0, 1]^2, one design per seed), learn alpha starting at 2, with pigp's defaul
 settings, and predict u on a 50 x 50 grid. Targets: |alpha - 1| <= 1e-3 and a
 relative L2 error of u <= 1e-3 in every seed.
 
-    python benchmarks/raissi_inverse.py --seeds 5 --out results/raissi.json
+Each seed is fitted with two kernels: the squared exponential of Raissi et al.'s
+method, and a one-component spectral mixture, whose frequencies are learned.
+
+    python benchmarks/raissi_inverse.py --seeds 5 --out results/raissi_inverse.json
 """
 
 import argparse
@@ -26,13 +29,15 @@ def solution(X):
     return u, (4 * np.pi ** 2 - 1) * u
 
 
+KERNELS = {"squared_exponential": pigp.kernels.SquaredExponential,
+           "spectral_mixture": lambda: pigp.kernels.SpectralMixture(components=1)}
 
 
-def run(seed: int) -> dict:
+def run(seed: int, kernel: str) -> dict:
     sampler = qmc.LatinHypercube(d=2, seed=seed)
     X_u, X_f = sampler.random(20), sampler.random(20)
     alpha = pigp.Parameter(2.0, name="diffusivity")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha))
+    model = pigp.PIGP(KERNELS[kernel](), pigp.operators.heat(diffusivity=alpha))
     start = time.perf_counter()
     model.fit(X_u, solution(X_u)[0], X_f, solution(X_f)[1])
     seconds = time.perf_counter() - start
@@ -40,7 +45,7 @@ def run(seed: int) -> dict:
     mean, _ = model.predict(X)
     u = solution(X)[0]
     std = model.parameter_uncertainty()["operator.diffusivity"]
-    return {"seed": seed, "alpha": float(alpha.numpy()), "alpha_error": abs(float(alpha.numpy()) - 1),
+    return {"kernel": kernel, "seed": seed, "alpha": float(alpha.numpy()), "alpha_error": abs(float(alpha.numpy()) - 1),
             "alpha_std_laplace": std,
             "relative_l2": float(np.linalg.norm(mean - u) / np.linalg.norm(u)),
             "fit_seconds": seconds}
@@ -49,18 +54,24 @@ def run(seed: int) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--kernels", nargs="*", default=list(KERNELS), choices=list(KERNELS))
     parser.add_argument("--out", default="results/raissi_inverse.json")
     args = parser.parse_args()
-    rows = [run(seed) for seed in range(args.seeds)]
-    print(f"{'seed':>4} {'alpha':>12} {'|alpha-1|':>10} {'std(alpha)':>10} {'rel L2 u':>10} {'fit s':>7}")
+    rows = [run(seed, kernel) for kernel in args.kernels for seed in range(args.seeds)]
+    print(f"{'kernel':<20} {'seed':>4} {'alpha':>12} {'|alpha-1|':>10} {'std(alpha)':>10} "
+          f"{'rel L2 u':>10} {'fit s':>7}")
     for r in rows:
-        print(f"{r['seed']:>4} {r['alpha']:>12.8f} {r['alpha_error']:>10.2e} "
+        print(f"{r['kernel']:<20} {r['seed']:>4} {r['alpha']:>12.8f} {r['alpha_error']:>10.2e} "
               f"{r['alpha_std_laplace']:>10.2e} {r['relative_l2']:>10.2e} {r['fit_seconds']:>7.1f}")
-    summary = {"max_alpha_error": max(r["alpha_error"] for r in rows),
-               "max_relative_l2": max(r["relative_l2"] for r in rows),
-               "targets_met": all(r["alpha_error"] <= 1e-3 and r["relative_l2"] <= 1e-3 for r in rows)}
+    summary = {}
+    for kernel in args.kernels:
+        mine = [r for r in rows if r["kernel"] == kernel]
+        summary[kernel] = {
+            "max_alpha_error": max(r["alpha_error"] for r in mine),
+            "max_relative_l2": max(r["relative_l2"] for r in mine),
+            "targets_met": all(r["alpha_error"] <= 1e-3 and r["relative_l2"] <= 1e-3 for r in mine)}
     print(json.dumps(summary))
-    write_json(args.out, {"rows": rows, **summary})
+    write_json(args.out, {"rows": rows, "summary": summary})
 
 
 if __name__ == "__main__":

@@ -67,8 +67,11 @@ def _kernel_spec(kernel, table: _Table) -> dict:
     if type(kernel) in _STATIONARY.values():
         return {"type": type(kernel).__name__,
                 "parameters": {k: table.index(p) for k, p in kernel.parameters.items()}}
+    if type(kernel) is _kernels.SpectralMixture:
+        return {"type": "SpectralMixture", "components": kernel.components,
+                "parameters": {k: table.index(p) for k, p in kernel.parameters.items()}}
     raise ValueError(f"save: kernel {type(kernel).__name__} cannot be saved; supported: "
-                     f"{sorted(_STATIONARY)}, Sum, Product and Custom")
+                     f"{sorted(_STATIONARY)}, SpectralMixture, Sum, Product and Custom")
 
 
 def _terms_spec(terms, table: _Table) -> list:
@@ -200,6 +203,9 @@ def _kernel(spec: dict, parameters: list, functions: dict):
         max_order = math.inf if spec["max_order"] is None else spec["max_order"]
         return _kernels.Custom(function, values, stationary=spec["stationary"],
                                max_order=max_order)
+    if kind == "SpectralMixture":
+        return _kernels.SpectralMixture(spec["components"], values["weights"],
+                                        values.get("lengthscales"), values.get("frequencies"))
     if kind not in _STATIONARY:
         raise ValueError(f"kernel type {kind!r} is unknown to this pigp")
     kernel = _STATIONARY[kind](values["variance"], values.get("lengthscales"))

@@ -534,9 +534,15 @@ class PIGP(tf.Module):
             for a parameter the loss has no curvature in (e.g. a noise variance that
             collapsed towards 0 on noise-free data), which is then held fixed.
 
+        Where the Hessian is not positive definite (the optimiser stopped on a ridge
+        or a saddle, e.g. a learned frequency drifting towards 0), the parameter
+        entry that loads most on the direction of lowest curvature is held fixed
+        too, one at a time until the rest is positive definite; its std is ``inf``,
+        the others' are conditional on its value, and a ``RuntimeWarning`` names it.
+
         Raises:
-            ValueError: before fit, or when the Hessian is not positive definite
-                (not at a minimum: train longer).
+            ValueError: before fit, or when no parameter is left with a positive
+                definite Hessian (far from a minimum: train longer).
         """
         self._require_data()
         Xs, ys = self._data_tensors()
@@ -555,13 +561,27 @@ class PIGP(tf.Module):
             raise ValueError("parameter_uncertainty: the loss Hessian is not finite")
         # Directions without curvature (a noise variance collapsed to ~0, where the
         # softplus is flat) are held fixed; their std is reported as inf.
-        curved = np.diag(H) > 1e-12 * np.abs(np.diag(H)).max()
-        Hc = H[np.ix_(curved, curved)]
-        smallest = np.linalg.eigvalsh(Hc).min() if Hc.size else 1.0
-        if smallest <= 0:
+        curved = np.abs(np.diag(H)) > 1e-12 * np.abs(np.diag(H)).max()
+        entries = [f"{name}[{i}]" if p.shape != () else name
+                   for name, p in unique for i in range(int(np.prod(p.shape)))]
+        held = []
+        while curved.any():
+            Hc = H[np.ix_(curved, curved)]
+            values, vectors = np.linalg.eigh(Hc)
+            if values[0] > 1e-12 * abs(values[-1]):
+                break
+            worst = np.flatnonzero(curved)[np.argmax(np.abs(vectors[:, 0]))]
+            curved[worst] = False
+            held.append(entries[worst])
+        if not curved.any():
             raise ValueError("parameter_uncertainty: the loss Hessian is not positive definite "
-                             f"(smallest eigenvalue {smallest:.3g}); the parameters are not at "
-                             "a minimum: fit longer")
+                             "in any parameter; the parameters are not at a minimum: fit longer")
+        if held:
+            warnings.warn(f"parameter_uncertainty: the loss curves down or is flat along "
+                          f"{', '.join(held)} (not at a strict minimum there); held fixed, "
+                          f"std reported as inf, the other stds are conditional on it",
+                          RuntimeWarning, stacklevel=2)
+        Hc = H[np.ix_(curved, curved)]
         variance = np.full(len(H), np.inf)
         variance[curved] = np.diag(np.linalg.inv(Hc))
         out, offset = {}, 0

@@ -103,3 +103,16 @@ def test_bad_files_get_clear_errors(tmp_path, heat_data):
     (tmp_path / "truncated.npz").write_bytes(raw[: len(raw) // 2])
     with pytest.raises(ValueError, match="not a pigp model file"):
         pigp.load(tmp_path / "truncated.npz")
+
+
+def test_round_trip_spectral_mixture(heat_data, tmp_path):
+    model = pigp.PIGP(pigp.kernels.SpectralMixture(2), pigp.operators.heat(1.0))
+    model.fit(*heat_data, steps=20, optimizer="adam")
+    model.save(tmp_path / "sm.npz")
+    loaded = pigp.load(tmp_path / "sm.npz")
+    assert loaded.kernel.components == 2
+    for name in ("weights", "lengthscales", "frequencies"):
+        np.testing.assert_array_equal(getattr(loaded.kernel, name).numpy(),
+                                      getattr(model.kernel, name).numpy())
+    X = np.random.default_rng(1).uniform(size=(7, 2))
+    np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])

@@ -170,3 +170,27 @@ def test_training_gradient_identity_matches_autodiff_through_cholesky(n_f):
         assert float(loss) == pytest.approx(float(reference_loss), rel=1e-10), name
         for g, r in zip(grads, reference):
             np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-7, atol=1e-9, err_msg=name)
+
+
+def test_laplace_holds_fixed_what_curves_down_and_says_so():
+    """Away from a minimum (alpha = 2, noise at its start, no training) the loss curves
+    down along alpha and the noises: they are reported as inf with a warning, and the
+    other stds equal those of a model in which those parameters are not trainable."""
+    X_u, y_u, X_f, y_f = heat_data(n_f=12)
+
+    def model(trainable):
+        m = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.8]),
+                      pigp.operators.heat(pigp.Parameter(2.0, trainable=trainable, name="alpha")),
+                      noise_u=pigp.Parameter(1e-4, trainable=trainable),
+                      noise_f=pigp.Parameter(1e-3, trainable=trainable))
+        return m.fit(X_u, y_u, X_f, y_f, steps=0)
+
+    with pytest.warns(RuntimeWarning, match="curves down or is flat along.*operator.alpha"):
+        std = model(True).parameter_uncertainty()
+    assert std["operator.alpha"] == np.inf and std["noise_u"] == np.inf
+    conditional = model(False).parameter_uncertainty()
+    assert set(conditional) == {"kernel.variance", "kernel.lengthscales"}
+    np.testing.assert_allclose(std["kernel.variance"], conditional["kernel.variance"], rtol=1e-9)
+    np.testing.assert_allclose(std["kernel.lengthscales"], conditional["kernel.lengthscales"],
+                               rtol=1e-9)
+    assert np.all(np.isfinite(conditional["kernel.lengthscales"]))
