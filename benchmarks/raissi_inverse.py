@@ -45,7 +45,11 @@ def run(seed: int, kernel: str) -> dict:
     mean, _ = model.predict(X)
     u = solution(X)[0]
     std = model.parameter_uncertainty()["operator.diffusivity"]
-    return {"kernel": kernel, "seed": seed, "alpha": float(alpha.numpy()), "alpha_error": abs(float(alpha.numpy()) - 1),
+    extra = {}
+    if kernel == "spectral_mixture":
+        extra["frequencies"] = model.kernel.frequencies.numpy().tolist()
+    return {**extra, "kernel": kernel, "seed": seed,
+            "log_marginal_likelihood": model.log_marginal_likelihood(), "alpha": float(alpha.numpy()), "alpha_error": abs(float(alpha.numpy()) - 1),
             "alpha_std_laplace": std,
             "relative_l2": float(np.linalg.norm(mean - u) / np.linalg.norm(u)),
             "fit_seconds": seconds}
@@ -59,10 +63,11 @@ def main():
     args = parser.parse_args()
     rows = [run(seed, kernel) for kernel in args.kernels for seed in range(args.seeds)]
     print(f"{'kernel':<20} {'seed':>4} {'alpha':>12} {'|alpha-1|':>10} {'std(alpha)':>10} "
-          f"{'rel L2 u':>10} {'fit s':>7}")
+          f"{'rel L2 u':>10} {'log ML':>8} {'fit s':>7}")
     for r in rows:
         print(f"{r['kernel']:<20} {r['seed']:>4} {r['alpha']:>12.8f} {r['alpha_error']:>10.2e} "
-              f"{r['alpha_std_laplace']:>10.2e} {r['relative_l2']:>10.2e} {r['fit_seconds']:>7.1f}")
+              f"{r['alpha_std_laplace']:>10.2e} {r['relative_l2']:>10.2e} "
+              f"{r['log_marginal_likelihood']:>8.1f} {r['fit_seconds']:>7.1f}")
     summary = {}
     for kernel in args.kernels:
         mine = [r for r in rows if r["kernel"] == kernel]
