@@ -71,7 +71,7 @@ for ax, (name, (model, mean)) in zip(axes, models.items()):
 # ## When it does not help
 #
 # The spectral mixture costs more: two parameters more per component and
-# input, a fit about three times longer (the fourth derivatives of a product
+# input, a fit two to three times longer (the fourth derivatives of a product
 # of cosines and a Gaussian are bigger programs), and local optima in the
 # frequencies. Its advantage is a spectrum with a peak away from 0. On the
 # heat problem with a Gaussian-bump forcing in `docs/peers.md`, whose
