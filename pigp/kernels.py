@@ -264,7 +264,17 @@ class SpectralMixture(Kernel):
                                  f"got shape {weights.shape}")
             self.weights = Parameter(np.array(np.broadcast_to(weights, (self.components,))),
                                      name="weights")
-        self._initial = {"lengthscales": lengthscales, "frequencies": frequencies}
+        self._initial = {}
+        for name, given in (("lengthscales", lengthscales), ("frequencies", frequencies)):
+            if given is None or isinstance(given, Parameter):
+                continue
+            given = np.asarray(given, dtype=np.float64)
+            if given.ndim > 2 or (given.ndim == 2 and given.shape[0] != self.components):
+                raise ValueError(f"{name}: expected a number, one value per input or a "
+                                 f"({self.components}, d) array, got shape {given.shape}")
+            if not (np.all(np.isfinite(given)) and np.all(given > 0)):
+                raise ValueError(f"{name}: expected finite positive values, got {given}")
+            self._initial[name] = given
         self.lengthscales = lengthscales if isinstance(lengthscales, Parameter) else None
         self.frequencies = frequencies if isinstance(frequencies, Parameter) else None
 
@@ -274,6 +284,7 @@ class SpectralMixture(Kernel):
         spread = np.where(spread > 0, spread, 1.0)
         defaults = {"lengthscales": np.tile(0.5 * spread, (self.components, 1)),
                     "frequencies": np.arange(1, self.components + 1)[:, None] / (2.0 * spread)}
+        values = {}
         for name, default in defaults.items():
             current = getattr(self, name)
             if current is not None:
@@ -282,16 +293,14 @@ class SpectralMixture(Kernel):
                                      f"one row per component and a column per input, "
                                      f"got {current.shape}")
                 continue
-            given = self._initial[name]
-            if given is None:
-                value = default
-            else:
-                given = np.asarray(given, dtype=np.float64)
-                if given.ndim > 2 or (given.ndim >= 1 and given.shape[-1] != d) or \
-                        (given.ndim == 2 and given.shape[0] != self.components):
-                    raise ValueError(f"{name}: expected a number, {d} values or a "
-                                     f"({self.components}, {d}) array, got shape {given.shape}")
-                value = np.array(np.broadcast_to(given, (self.components, d)))
+            given = self._initial.get(name)
+            if given is not None and given.ndim >= 1 and given.shape[-1] != d:
+                raise ValueError(f"{name}: expected a number, {d} values or a "
+                                 f"({self.components}, {d}) array, got shape {given.shape}")
+            values[name] = default if given is None else \
+                np.array(np.broadcast_to(given, (self.components, d)))
+        # Checked both: only now create the parameters.
+        for name, value in values.items():
             setattr(self, name, Parameter(value, name=name))
 
     @property

@@ -220,13 +220,14 @@ class PIGP(tf.Module):
         if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
             raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
         sets = self._prepare(X_u, y_u, X_f, y_f, observations)
+        # The kernel checks its shapes against the inputs before creating anything.
+        self.kernel.build(np.concatenate([X for _, X, _, _, _ in sets]))
 
         # Validated: from here on, state changes.
         self._sets = sets
         scale_source = sets[0][2]
         rms = float(np.sqrt(np.mean(np.square(scale_source)))) if self.standardize else 1.0
         self.y_scale = rms if rms > 0 else 1.0
-        self.kernel.build(np.concatenate([X for _, X, _, _, _ in sets]))
         self._posterior = None
         self.history, self.rejected_steps = [], []
         if optimizer in ("adam", "adam+lbfgs"):

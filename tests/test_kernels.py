@@ -173,7 +173,9 @@ def test_spectral_mixture_defaults_and_shapes():
 @pytest.mark.parametrize("kwargs,argument", [
     ({"components": 0}, "components"), ({"components": 2, "weights": [1.0, 2.0, 3.0]}, "weights"),
     ({"components": 2, "frequencies": np.ones((3, 2))}, "frequencies"),
-    ({"components": 1, "lengthscales": np.ones(3)}, "lengthscales")])
+    ({"components": 1, "lengthscales": np.ones(3)}, "lengthscales"),
+    ({"components": 1, "frequencies": [0.5, -1.0]}, "frequencies"),
+    ({"components": 1, "lengthscales": [np.nan, 1.0]}, "lengthscales")])
 def test_spectral_mixture_rejects_bad_shapes(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         kernel = pigp.kernels.SpectralMixture(**kwargs)

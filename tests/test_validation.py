@@ -99,3 +99,16 @@ def test_observation_sets_check_their_data():
         pigp.Observations([[0.0, 0.0]], [0.0], noise=-1.0, name="wall")
     with pytest.raises(ValueError, match="operator: expected"):
         pigp.Observations([[0.0, 0.0]], [0.0], operator="d/dx")
+
+
+def test_kernel_shape_mismatch_is_refused_before_any_state_changes():
+    """A spectral mixture given 3 lengthscales for 2-column inputs: the fit is refused
+    and neither the model nor the kernel gains data or parameters."""
+    X_u, X_f = heat_design(0, 12)
+    kernel = pigp.kernels.SpectralMixture(1, lengthscales=[0.5, 0.5, 0.5])
+    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
+    with pytest.raises(ValueError, match="lengthscales: expected a number, 2 values"):
+        model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=5)
+    assert kernel.lengthscales is None and kernel.frequencies is None
+    with pytest.raises(ValueError, match="not fitted yet"):
+        model.predict(X_u)
