@@ -8,7 +8,6 @@ agrees with float64 to float32 precision.
 """
 
 import numpy as np
-import pytest
 import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +19,14 @@ from pigp.operators import D, Identity
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
+def spectral_mixture(variance, lengthscales):
+    kernel = pigp.kernels.SpectralMixture(2, [0.5 * variance, 0.5 * variance],
+                                          np.array([lengthscales, lengthscales[::-1]]),
+                                          np.array([[0.4, 0.9], [1.3, 0.2]]))
+    kernel.build(np.zeros((2, 2)))
+    return kernel
+
+
 # (name, kernel factory, smoothness order)
 KERNELS = [
     ("se", lambda v, ls: pigp.kernels.SquaredExponential(v, ls), 4),
@@ -30,6 +37,7 @@ KERNELS = [
      + pigp.kernels.Matern72(0.5, ls), 3),
     ("se*rq", lambda v, ls: pigp.kernels.SquaredExponential(v, ls)
      * pigp.kernels.RationalQuadratic(1.0, ls), 4),
+    ("spectral_mixture", spectral_mixture, 4),
 ]
 
 # Operators on (x0, x1), by the order they need.
