@@ -10,14 +10,14 @@ marginal likelihood is what a user can compare without the truth.
 """
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 
 import pigp
 from _output import write_json
-from peers import GRID, coverage, problem_forcing, problem_heat, problem_raissi, problem_seed
+from peers import (coverage, fit_pigp, problem_forcing, problem_heat, problem_raissi,
+                   problem_seed)
 
 KERNELS = {"squared_exponential": pigp.kernels.SquaredExponential,
            "spectral_mixture_1": lambda: pigp.kernels.SpectralMixture(1),
@@ -28,14 +28,9 @@ PROBLEMS = {"heat": problem_heat, "seed": problem_seed, "raissi": problem_raissi
 
 
 def run(problem: dict, kernel: str) -> dict:
-    alpha = 1.0 if problem["alpha"] is None else pigp.Parameter(problem["alpha"], name="diffusivity")
-    model = pigp.PIGP(KERNELS[kernel](), pigp.operators.heat(diffusivity=alpha))
-    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # noise-explains-data warnings: in the table
-        model.fit(problem["X_u"], problem["y_u"], problem["X_f"], problem["y_f"])
-    seconds = time.perf_counter() - start
-    mean, var = model.predict(GRID)
+        model, alpha, seconds, mean, var = fit_pigp(problem, KERNELS[kernel]())
     truth = problem["truth"]
     row = {"problem": problem["name"], "kernel": kernel,
            "relative_l2": float(np.linalg.norm(mean - truth) / np.linalg.norm(truth)),

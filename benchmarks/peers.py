@@ -51,6 +51,7 @@ import pigp.experiments  # noqa: E402
 import pigp.plotting  # noqa: E402
 from _output import write_json  # noqa: E402
 from pigp.experiments import heat_solution  # noqa: E402
+from raissi_inverse import design as raissi_design  # noqa: E402
 from raissi_inverse import solution as raissi_solution  # noqa: E402
 
 GRID, _ = pigp.plotting.grid(50)
@@ -89,8 +90,7 @@ def problem_seed():
 
 
 def problem_raissi():
-    sampler = qmc.LatinHypercube(d=2, seed=0)
-    X_u, X_f = sampler.random(20), sampler.random(20)
+    X_u, X_f = raissi_design(0)
     return dict(name="raissi", X_u=X_u, y_u=raissi_solution(X_u)[0], X_f=X_f,
                 y_f=raissi_solution(X_f)[1], truth=raissi_solution(GRID)[0], alpha=2.0)
 
@@ -138,13 +138,20 @@ def coverage(mean, var, truth):
     return pigp.experiments.accuracy(mean, np.maximum(var, 0.0), truth)["coverage_95"]
 
 
-def run_pigp(p):
+def fit_pigp(p, kernel):
+    """Fit ``kernel`` to problem ``p`` with default settings (alpha learned where the
+    problem has a start for it): ``(model, alpha, fit seconds, mean, var on GRID)``."""
     alpha = 1.0 if p["alpha"] is None else pigp.Parameter(p["alpha"], name="diffusivity")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha))
+    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha))
     start = time.perf_counter()
     model.fit(p["X_u"], p["y_u"], p["X_f"], p["y_f"])
     seconds = time.perf_counter() - start
     mean, var = model.predict(GRID)
+    return model, alpha, seconds, mean, var
+
+
+def run_pigp(p):
+    model, alpha, seconds, mean, var = fit_pigp(p, pigp.kernels.SquaredExponential())
     out = {"seconds": seconds, "mean": mean, "coverage_95": coverage(mean, var, p["truth"])}
     if p["alpha"] is not None:
         out["alpha"] = float(alpha.numpy())

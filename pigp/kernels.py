@@ -65,6 +65,13 @@ class Kernel(tf.Module):
         return Product(self, other)
 
 
+def _ranges(X: np.ndarray) -> np.ndarray:
+    """Each input column's range in the data, 1 where it is 0 (one point, a constant
+    column): the scale data-dependent initial values are set from."""
+    spread = np.ptp(X, axis=0) if len(X) > 1 else np.ones(X.shape[1])
+    return np.where(spread > 0, spread, 1.0)
+
+
 class Stationary(Kernel):
     """A kernel ``variance * profile(s)`` of the scaled squared distance
     ``s = sum_c ((x1_c - x2_c) / lengthscale_c)^2``.
@@ -98,8 +105,7 @@ class Stationary(Kernel):
                                  f"got shape {self.lengthscales.shape}")
             return
         if self._initial_lengthscales is None:
-            spread = np.ptp(X, axis=0) if len(X) > 1 else np.ones(d)
-            initial = 0.5 * np.where(spread > 0, spread, 1.0)
+            initial = 0.5 * _ranges(X)
         else:
             initial = np.full(d, float(self._initial_lengthscales))
         self.lengthscales = Parameter(initial, name="lengthscales")
@@ -280,8 +286,7 @@ class SpectralMixture(Kernel):
 
     def build(self, X: np.ndarray) -> None:
         d = X.shape[1]
-        spread = np.ptp(X, axis=0) if len(X) > 1 else np.ones(d)
-        spread = np.where(spread > 0, spread, 1.0)
+        spread = _ranges(X)
         defaults = {"lengthscales": np.tile(0.5 * spread, (self.components, 1)),
                     "frequencies": np.arange(1, self.components + 1)[:, None] / (2.0 * spread)}
         values = {}
