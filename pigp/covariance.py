@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from .derivatives import partials
 
-__all__ = ["operator_pair", "block", "block_diag", "check_smoothness"]
+__all__ = ["operator_pair", "block", "block_diag", "joint", "check_smoothness"]
 
 
 def check_smoothness(kernel, terms, what: str) -> None:
@@ -82,3 +82,34 @@ def block(kernel, X1: tf.Tensor, X2: tf.Tensor, left: list, right: list) -> tf.T
 def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
     """The diagonal ``cov(L u(x_i), M u(x_i))`` of shape ``(n,)``."""
     return operator_pair(kernel, X, X, left, right)
+
+
+def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
+    """``K``: the joint covariance of data sets, noise and jitter included.
+
+    Block ``(i, j)`` is ``L_i L_j' k`` at ``(Xs[i], Xs[j])``; each diagonal block
+    gets its set's noise variance plus ``jitter`` times the mean of its own
+    diagonal (held constant in gradients).
+
+    Args:
+        kernel: the prior covariance of u.
+        Xs: one tensor of points per data set, shapes (n_i, d).
+        sets: objects with ``terms`` (resolved operator terms) and ``noise`` (a
+            :class:`pigp.Parameter`), one per entry of ``Xs``, e.g. the
+            :class:`pigp.data.DataSet` objects of a fit.
+        jitter: the relative diagonal jitter.
+        dtype: the dtype of the parameters' values in the result.
+
+    Returns:
+        A tensor of shape (N, N), ``N = sum(n_i)``.
+    """
+    rows = [[None] * len(Xs) for _ in Xs]
+    for i, (Xi, si) in enumerate(zip(Xs, sets)):
+        for j in range(i, len(Xs)):
+            Kij = block(kernel, Xi, Xs[j], si.terms, sets[j].terms)
+            rows[i][j], rows[j][i] = Kij, tf.transpose(Kij)
+        Kii = rows[i][i]
+        diag = tf.linalg.diag_part(Kii)
+        extra = si.noise.value(dtype) + jitter * tf.stop_gradient(tf.reduce_mean(diag))
+        rows[i][i] = tf.linalg.set_diag(Kii, diag + extra)
+    return tf.concat([tf.concat(row, axis=1) for row in rows], axis=0)

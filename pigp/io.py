@@ -1,44 +1,47 @@
-"""Saving and loading models: ``model.save(path)`` and ``pigp.load(path)``.
+"""The model file format: a NumPy ``.npz`` archive of a JSON description and arrays.
 
-A model file is a NumPy ``.npz`` archive holding a JSON description (kernel,
-operator, settings, data sets) and arrays: the training inputs and targets, the
-loss history and every parameter's *unconstrained* variable, so the loaded
-parameters, and hence its predictions, are bit-for-bit those saved. Nothing is
-unpickled on load.
+Objects describe themselves (``get_config()`` / ``from_config()``, as Keras
+layers do): a kernel, an operator or a coefficient gives its constructor's
+arguments, and :func:`encode` turns such a description into JSON, recursively:
 
-A :class:`pigp.kernels.Custom` kernel is saved by the import path of its
-function (``module:qualified_name``); pass ``functions={"name": f}`` to
-:func:`load` when that path cannot be imported (e.g. a function defined in a
-script or notebook).
+- a :class:`pigp.Parameter` becomes a reference into a table of parameters, so a
+  parameter shared by two places (``alpha`` in two operator terms) stays shared;
+  each one's *unconstrained* value is stored as an array, so loaded values are
+  bit for bit those saved;
+- an object with ``get_config`` becomes its class's import path and its
+  description; a function (a :class:`pigp.kernels.Custom` kernel's) its import path.
+
+:func:`decode` reverses this, importing each class by its path (or taking it
+from ``custom_objects`` where it cannot be imported, e.g. one defined in a
+script), so a user-defined kernel class round-trips. Nothing is unpickled.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import math
 import os
+import sys
 import zipfile
 
 import numpy as np
 
-from . import kernels as _kernels
+from .kernels import Kernel
 from .operators import Operator
 from .parameters import Coefficient, Parameter
 
-__all__ = ["save", "load", "FORMAT", "VERSION"]
+__all__ = ["FORMAT", "VERSION", "ParameterTable", "encode", "decode", "write", "read"]
 
 FORMAT = "pigp-model"
-VERSION = 1
-_STATIONARY = {cls.__name__: cls for cls in (_kernels.SquaredExponential, _kernels.Matern52,
-                                              _kernels.Matern72, _kernels.RationalQuadratic)}
+VERSION = 2          # 2: objects saved by their own get_config(); 1: before (not read)
+_SAVABLE = (Kernel, Operator, Coefficient)
 
 
-class _Table:
-    """Parameters by identity, so shared ones (``alpha`` in two terms) stay shared."""
+class ParameterTable:
+    """Parameters by identity, numbered in the order first met."""
 
-    def __init__(self):
-        self.parameters: list = []
+    def __init__(self, parameters=()):
+        self.parameters: list = list(parameters)
 
     def index(self, parameter: Parameter) -> int:
         for i, p in enumerate(self.parameters):
@@ -47,182 +50,114 @@ class _Table:
         self.parameters.append(parameter)
         return len(self.parameters) - 1
 
-    def specs(self) -> list:
-        return [{"name": p.label, "positive": p.positive, "lower": p.lower,
-                 "trainable": p.trainable, "shape": list(p.shape)} for p in self.parameters]
+    def configs(self) -> list:
+        return [p.get_config() for p in self.parameters]
+
+    def arrays(self) -> dict:
+        return {f"parameter_{i}": p.unconstrained.numpy() for i, p in enumerate(self.parameters)}
 
 
-def _kernel_spec(kernel, table: _Table) -> dict:
-    if isinstance(kernel, (_kernels.Sum, _kernels.Product)):
-        return {"type": type(kernel).__name__, "first": _kernel_spec(kernel.first, table),
-                "second": _kernel_spec(kernel.second, table)}
-    if isinstance(kernel, _kernels.Custom):
-        function = kernel.function
-        return {"type": "Custom",
-                "function": f"{getattr(function, '__module__', '?')}:"
-                            f"{getattr(function, '__qualname__', '?')}",
-                "parameters": {k: table.index(p) for k, p in kernel.parameters.items()},
-                "stationary": kernel.stationary,
-                "max_order": None if math.isinf(kernel.max_order) else kernel.max_order}
-    if type(kernel) in _STATIONARY.values():
-        return {"type": type(kernel).__name__,
-                "parameters": {k: table.index(p) for k, p in kernel.parameters.items()}}
-    if type(kernel) is _kernels.SpectralMixture:
-        return {"type": "SpectralMixture", "components": kernel.components,
-                "parameters": {k: table.index(p) for k, p in kernel.parameters.items()}}
-    raise ValueError(f"save: kernel {type(kernel).__name__} cannot be saved; supported: "
-                     f"{sorted(_STATIONARY)}, SpectralMixture, Sum, Product and Custom")
+def _path(obj) -> str:
+    return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', '?')}"
 
 
-def _terms_spec(terms, table: _Table) -> list:
-    """Operator terms ``(Coefficient, ((column, order), ...))`` or resolved terms
-    ``(Coefficient, multi_index)``, as JSON."""
-    return [{"constant": c.constant, "factors": [[table.index(p), k] for p, k in c.factors],
-             "orders": [list(o) if isinstance(o, tuple) else int(o) for o in orders]}
-            for c, orders in terms]
+def encode(value, table: ParameterTable):
+    """``value`` as JSON-compatible data; parameters go into ``table``."""
+    if isinstance(value, Parameter):
+        return {"parameter": table.index(value)}
+    if isinstance(value, _SAVABLE):
+        return {"class": _path(type(value)), "config": encode(value.get_config(), table)}
+    if isinstance(value, dict):
+        return {"dict": {str(k): encode(v, table) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return [encode(v, table) for v in value]
+    if isinstance(value, np.ndarray):
+        return {"array": value.tolist()}
+    if isinstance(value, (bool, str, type(None))):
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return value.item() if isinstance(value, np.generic) else value
+    if callable(value):
+        return {"function": _path(value)}
+    raise ValueError(f"save: cannot describe {value!r} ({type(value).__name__}); a kernel's "
+                     "get_config() may hold numbers, strings, arrays, lists, dicts, Parameters, "
+                     "kernels, operators and importable functions")
 
 
-def save(model, path) -> None:
-    """Write ``model`` (fitted or not) to ``path`` (conventionally ``*.npz``)."""
-    table = _Table()
-    spec = {
-        "format": FORMAT, "version": VERSION,
-        "kernel": _kernel_spec(model.kernel, table),
-        "operator": {"terms": _terms_spec(model.operator.terms, table),
-                     "dims": None if model.operator.dims is None else list(model.operator.dims)},
-        "model": {"noise_u": table.index(model.noise_u), "noise_f": table.index(model.noise_f),
-                  "dims": None if model.dims is None else list(model.dims),
-                  "dtype": model.dtype.name, "jitter": model.jitter,
-                  "standardize": model.standardize, "y_scale": model.y_scale},
-        "sets": [{"name": name, "noise": table.index(noise),
-                  "terms": _terms_spec(terms, table)}
-                 for name, _, _, terms, noise in model._sets],
-    }
-    spec["parameters"] = table.specs()
-    arrays = {f"parameter_{i}": p.unconstrained.numpy() for i, p in enumerate(table.parameters)}
-    for i, (_, X, y, _, _) in enumerate(model._sets):
-        arrays[f"set_{i}_X"], arrays[f"set_{i}_y"] = X, y
-    arrays["history"] = np.asarray(model.history, dtype=np.float64)
-    arrays["rejected_steps"] = np.asarray(model.rejected_steps, dtype=np.int64)
-    path = os.fspath(path)
-    with open(path, "wb") as handle:        # exactly this name: np.savez adds no suffix
+def decode(data, parameters: list, custom_objects: dict | None = None):
+    """The object :func:`encode` described, with ``parameters`` the loaded table."""
+    custom_objects = custom_objects or {}
+    if isinstance(data, list):
+        return [decode(v, parameters, custom_objects) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "parameter" in data:
+        return parameters[data["parameter"]]
+    if "dict" in data:
+        return {k: decode(v, parameters, custom_objects) for k, v in data["dict"].items()}
+    if "array" in data:
+        return np.asarray(data["array"], dtype=np.float64)
+    if "function" in data:
+        return _resolve(data["function"], custom_objects, "function")
+    if "class" in data:
+        cls = _resolve(data["class"], custom_objects, "class")
+        if not (isinstance(cls, type) and issubclass(cls, _SAVABLE)):
+            raise ValueError(f"{data['class']!r} is not a pigp kernel, operator or coefficient")
+        return cls.from_config(decode(data["config"], parameters, custom_objects))
+    raise ValueError(f"unknown entry {sorted(data)}")
+
+
+def _resolve(path: str, custom_objects: dict, what: str):
+    """The object at ``module:qualified.name``: from ``custom_objects`` (by qualified
+    name), an already imported module, or an import."""
+    module, _, qualname = path.partition(":")
+    if qualname in custom_objects:
+        return custom_objects[qualname]
+    try:
+        target = sys.modules.get(module) or importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+        return target
+    except (ImportError, AttributeError):
+        raise ValueError(f"the {what} {path!r} cannot be imported; pass "
+                         f"custom_objects={{{qualname!r}: ...}} to pigp.load") from None
+
+
+def write(path, spec: dict, arrays: dict) -> None:
+    """Write the description ``spec`` (with the format and version added) and arrays."""
+    spec = {"format": FORMAT, "version": VERSION, **spec}
+    with open(os.fspath(path), "wb") as handle:   # exactly this name: np.savez adds no suffix
         np.savez(handle, spec=np.array(json.dumps(spec)), **arrays)
 
 
-def load(path, functions: dict | None = None):
-    """Read a model written by :meth:`pigp.PIGP.save`.
-
-    Args:
-        path: the file.
-        functions: ``{qualified_name: function}`` for Custom kernels whose
-            function cannot be imported by its saved path.
-
-    Returns:
-        A :class:`pigp.PIGP` with the saved kernel, operator, parameters and
-        data; it predicts exactly as the saved model did.
+def read(path) -> tuple:
+    """``(spec, arrays)`` of a model file.
 
     Raises:
-        ValueError: the file is missing, corrupt, not a pigp model, or of a newer
-            format version.
+        ValueError: the file is missing, not a pigp model file, or of a format
+            version this pigp does not read; the message names the file.
     """
-    from .models import PIGP
-
     path = os.fspath(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
-            contents = {k: archive[k] for k in archive.files}
+            arrays = {k: archive[k] for k in archive.files}
     except FileNotFoundError:
         raise ValueError(f"path: no such file {path!r}") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
         raise ValueError(f"path: {path!r} is not a pigp model file (could not read it as an "
                          f"archive: {error})") from None
     try:
-        spec = json.loads(str(contents["spec"]))
+        spec = json.loads(str(arrays.pop("spec")))
         if spec.get("format") != FORMAT:
             raise KeyError("format")
     except (KeyError, TypeError, ValueError, AttributeError):
         raise ValueError(f"path: {path!r} is not a pigp model file (no pigp description "
                          "inside)") from None
-    if spec.get("version", 0) > VERSION:
-        raise ValueError(f"path: {path!r} was written by a newer pigp (format version "
-                         f"{spec['version']}, this one reads up to {VERSION})")
-    try:
-        parameters = [_parameter(s, contents[f"parameter_{i}"])
-                      for i, s in enumerate(spec["parameters"])]
-        kernel = _kernel(spec["kernel"], parameters, functions or {})
-        operator = Operator((), spec["operator"]["dims"])
-        operator.terms = tuple(_terms(spec["operator"]["terms"], parameters))
-        settings = spec["model"]
-        model = PIGP(kernel, operator, noise_u=parameters[settings["noise_u"]],
-                     noise_f=parameters[settings["noise_f"]], dims=settings["dims"],
-                     dtype=settings["dtype"], jitter=settings["jitter"],
-                     standardize=settings["standardize"])
-        model.y_scale = float(settings["y_scale"])
-        model._sets = [(s["name"], contents[f"set_{i}_X"], contents[f"set_{i}_y"],
-                        _terms(s["terms"], parameters), parameters[s["noise"]])
-                       for i, s in enumerate(spec["sets"])]
-        model.history = contents["history"].tolist()
-        model.rejected_steps = contents["rejected_steps"].tolist()
-    except (KeyError, IndexError, TypeError) as error:
-        raise ValueError(f"path: {path!r} is a damaged pigp model file (missing or invalid "
-                         f"entry {error})") from None
-    return model
-
-
-def _parameter(spec: dict, unconstrained: np.ndarray) -> Parameter:
-    shape = tuple(spec["shape"])
-    if unconstrained.shape != shape or not np.all(np.isfinite(unconstrained)):
-        raise ValueError(f"parameter {spec['name']!r}: saved value of shape "
-                         f"{unconstrained.shape} does not match {shape} or is not finite")
-    placeholder = np.full(shape, spec["lower"] + 1.0)
-    parameter = Parameter(placeholder, positive=spec["positive"], lower=spec["lower"],
-                          trainable=spec["trainable"], name=spec["name"])
-    parameter.unconstrained.assign(unconstrained)
-    return parameter
-
-
-def _terms(specs: list, parameters: list) -> list:
-    terms = []
-    for term in specs:
-        coefficient = Coefficient(term["constant"],
-                                  tuple((parameters[i], k) for i, k in term["factors"]))
-        orders = tuple(tuple(o) if isinstance(o, list) else int(o) for o in term["orders"])
-        terms.append((coefficient, orders))
-    return terms
-
-
-def _kernel(spec: dict, parameters: list, functions: dict):
-    kind = spec["type"]
-    if kind in ("Sum", "Product"):
-        combine = getattr(_kernels, kind)
-        return combine(_kernel(spec["first"], parameters, functions),
-                       _kernel(spec["second"], parameters, functions))
-    values = {k: parameters[i] for k, i in spec["parameters"].items()}
-    if kind == "Custom":
-        function = _function(spec["function"], functions)
-        max_order = math.inf if spec["max_order"] is None else spec["max_order"]
-        return _kernels.Custom(function, values, stationary=spec["stationary"],
-                               max_order=max_order)
-    if kind == "SpectralMixture":
-        return _kernels.SpectralMixture(spec["components"], values["weights"],
-                                        values.get("lengthscales"), values.get("frequencies"))
-    if kind not in _STATIONARY:
-        raise ValueError(f"kernel type {kind!r} is unknown to this pigp")
-    kernel = _STATIONARY[kind](values["variance"], values.get("lengthscales"))
-    if "alpha" in values:
-        kernel.alpha = values["alpha"]
-    return kernel
-
-
-def _function(path: str, functions: dict):
-    module, _, qualname = path.partition(":")
-    if qualname in functions:
-        return functions[qualname]
-    try:
-        target = importlib.import_module(module)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-        return target
-    except (ImportError, AttributeError):
-        raise ValueError(f"Custom kernel function {path!r} cannot be imported; pass "
-                         f"functions={{{qualname!r}: your_function}} to pigp.load") from None
+    version = spec.get("version", 0)
+    if version != VERSION:
+        newer = isinstance(version, int) and version > VERSION
+        raise ValueError(
+            f"path: {path!r} is in format version {version}, and this pigp reads version "
+            f"{VERSION} only: " + ("it was written by a newer pigp" if newer else
+                                   "refit the model with this pigp and save it again"))
+    return spec, arrays

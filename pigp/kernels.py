@@ -52,6 +52,21 @@ class Kernel(tf.Module):
         """The kernel's parameters by name: ``{"variance": Parameter, ...}``."""
         return {}
 
+    def get_config(self) -> dict:
+        """The constructor's arguments, parameters as :class:`pigp.Parameter` objects.
+
+        ``type(kernel).from_config(kernel.get_config())`` builds an equal kernel
+        sharing the same parameters; saving stores this description. A subclass
+        whose constructor takes other arguments overrides both methods.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not describe itself: define "
+                                  "get_config() (and from_config if needed) to save it")
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Kernel":
+        """The kernel of :meth:`get_config`'s description."""
+        return cls(**config)
+
     def __call__(self, X, X2=None, dtype=tf.float64) -> tf.Tensor:
         """The Gram matrix ``k(X, X2)`` of shape ``(n, m)`` for ``X`` (n, d), ``X2`` (m, d)."""
         X = tf.convert_to_tensor(X, dtype)
@@ -116,6 +131,11 @@ class Stationary(Kernel):
         if self.lengthscales is not None:
             out["lengthscales"] = self.lengthscales
         return out
+
+    def get_config(self) -> dict:
+        lengthscales = self.lengthscales if self.lengthscales is not None else \
+            self._initial_lengthscales
+        return {"variance": self.variance, "lengthscales": lengthscales}
 
     def profile(self, s: tf.Tensor) -> tf.Tensor:
         """The kernel at unit variance as a function of the scaled squared distance."""
@@ -213,6 +233,9 @@ class RationalQuadratic(Stationary):
     @property
     def parameters(self) -> dict:
         return {**super().parameters, "alpha": self.alpha}
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "alpha": self.alpha}
 
     def profile(self, s):
         alpha = self.alpha.value(s.dtype)
@@ -316,6 +339,13 @@ class SpectralMixture(Kernel):
                 out[name] = getattr(self, name)
         return out
 
+    def get_config(self) -> dict:
+        config = {"components": self.components, "weights": self.weights}
+        for name in ("lengthscales", "frequencies"):
+            current = getattr(self, name)
+            config[name] = current if current is not None else self._initial.get(name)
+        return config
+
     def stationary_pair(self, r: tf.Tensor) -> tf.Tensor:
         if self.lengthscales is None:
             raise ValueError("SpectralMixture: lengthscales and frequencies are not set; "
@@ -360,6 +390,9 @@ class _Combination(Kernel):
         out = {f"first.{k}": v for k, v in self.first.parameters.items()}
         out.update({f"second.{k}": v for k, v in self.second.parameters.items()})
         return out
+
+    def get_config(self) -> dict:
+        return {"first": self.first, "second": self.second}
 
 
 class Sum(_Combination):
@@ -411,6 +444,18 @@ class Custom(Kernel):
     @property
     def parameters(self) -> dict:
         return dict(self._parameters)
+
+    def get_config(self) -> dict:
+        return {"function": self.function, "parameters": dict(self._parameters),
+                "stationary": self.stationary,
+                "max_order": None if math.isinf(self.max_order) else self.max_order}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Custom":
+        config = dict(config)
+        if config.get("max_order") is None:
+            config["max_order"] = math.inf
+        return cls(**config)
 
     def pair(self, x1, x2):
         values = {k: p.value(x1.dtype) for k, p in self._parameters.items()}

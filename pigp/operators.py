@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from .parameters import Coefficient, Parameter
 
-__all__ = ["Operator", "D", "Identity", "heat", "laplacian", "derivative"]
+__all__ = ["Operator", "D", "Identity", "heat", "laplacian", "apply"]
 
 
 class Operator:
@@ -111,10 +111,15 @@ class Operator:
                     seen.append(p)
         return seen
 
-    @property
-    def is_identity(self) -> bool:
-        return (len(self.terms) == 1 and not self.terms[0][1]
-                and self.terms[0][0].is_constant and self.terms[0][0].constant == 1.0)
+    def get_config(self) -> dict:
+        """``{"terms": [[Coefficient, [[column, order], ...]], ...], "dims": ...}``."""
+        return {"terms": [[c, [list(pair) for pair in orders]] for c, orders in self.terms],
+                "dims": None if self.dims is None else list(self.dims)}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Operator":
+        return cls([(c, {key: n for key, n in orders}) for c, orders in config["terms"]],
+                   config["dims"])
 
     def resolve(self, input_dim: int, dims=None) -> list:
         """Terms as ``[(Coefficient, multi_index)]`` with one order per input column.
@@ -165,11 +170,6 @@ def D(dim, order: int = 1) -> Operator:
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"order: expected a non-negative integer, got {n!r} for {key!r}")
     return Operator([(1.0, orders)])
-
-
-def derivative(dim, order: int = 1) -> Operator:
-    """Alias of :func:`D`."""
-    return D(dim, order)
 
 
 def heat(diffusivity=1.0, dims=("x", "t")) -> Operator:

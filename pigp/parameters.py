@@ -54,7 +54,6 @@ class Parameter(tf.Module):
                     [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector])
         else:
             bijector = tfp.bijectors.Identity()
-        self.bijector = bijector
         self.variable = tfp.util.TransformedVariable(
             value, bijector, dtype=tf.float64, trainable=trainable, name=self.name)
 
@@ -90,6 +89,25 @@ class Parameter(tf.Module):
         if self.positive:
             _check_above(value, self.lower, self.name)
         self.variable.assign(value)
+
+    def get_config(self) -> dict:
+        """The constructor's settings (the value is saved apart, unconstrained)."""
+        return {"name": self.label, "positive": self.positive, "lower": self.lower,
+                "trainable": self.trainable, "shape": list(self.shape)}
+
+    @classmethod
+    def from_config(cls, config: dict, unconstrained) -> "Parameter":
+        """A parameter with ``config``'s settings and this unconstrained value, bit for bit."""
+        unconstrained = np.asarray(unconstrained, dtype=np.float64)
+        shape = tuple(config["shape"])
+        if unconstrained.shape != shape or not np.all(np.isfinite(unconstrained)):
+            raise ValueError(f"parameter {config['name']!r}: expected a finite value of shape "
+                             f"{shape}, got shape {unconstrained.shape}")
+        placeholder = np.full(shape, float(config["lower"]) + 1.0)
+        parameter = cls(placeholder, positive=config["positive"], lower=config["lower"],
+                        trainable=config["trainable"], name=config["name"])
+        parameter.unconstrained.assign(unconstrained)
+        return parameter
 
     def __repr__(self) -> str:
         return f"Parameter({self.name}={np.array2string(self.numpy(), precision=6)})"
@@ -135,9 +153,12 @@ class Coefficient:
     def parameters(self) -> tuple:
         return tuple(p for p, _ in self.factors)
 
-    @property
-    def is_constant(self) -> bool:
-        return not self.factors
+    def get_config(self) -> dict:
+        return {"constant": self.constant, "factors": [[p, k] for p, k in self.factors]}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Coefficient":
+        return cls(config["constant"], tuple((p, int(k)) for p, k in config["factors"]))
 
     def value(self, dtype=tf.float64) -> tf.Tensor:
         result = tf.constant(self.constant, dtype)

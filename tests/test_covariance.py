@@ -137,6 +137,7 @@ def test_joint_matrix_is_symmetric_positive_definite(rng):
     model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.5]),
                       pigp.operators.heat(1.0), noise_u=1e-8, noise_f=1e-8)
     model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=0)
-    K = model._joint(model._data_tensors()[0]).numpy()
+    K = pigp.covariance.joint(model.kernel, model.data.tensors(model.dtype)[0],
+                              model.data.sets, model.jitter, model.dtype).numpy()
     np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-12 * np.abs(K).max())
     assert np.linalg.eigvalsh(K).min() > -1e-10 * np.abs(K).max()

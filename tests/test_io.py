@@ -75,10 +75,10 @@ def test_custom_kernel_needs_its_function(heat_data, tmp_path):
                       pigp.operators.heat(1.0))
     model.fit(*heat_data, steps=10, optimizer="adam")
     model.save(tmp_path / "local.npz")
-    with pytest.raises(ValueError, match="functions="):
+    with pytest.raises(ValueError, match="custom_objects="):
         pigp.load(tmp_path / "local.npz")
     name = local.__qualname__
-    loaded = pigp.load(tmp_path / "local.npz", functions={name: local})
+    loaded = pigp.load(tmp_path / "local.npz", custom_objects={name: local})
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
 
 

@@ -30,7 +30,7 @@ def test_maps_use_the_given_axes_and_overlay_points(model):
     X, _ = pigp.plotting.grid(20)
     mean, var = model.predict(X)
     fig, axes = plt.subplots(1, 3)
-    points = {"u data": model._sets[0][1], "f data": model._sets[1][1]}
+    points = {"u data": model.data.sets[0].X, "f data": model.data.sets[1].X}
     out = pigp.plotting.posterior_maps(X, mean, var, truth=heat_solution(X)[0], points=points,
                                        axes=axes)
     assert list(out) == list(axes)

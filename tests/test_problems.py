@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from pigp import experiments, problems
+from pigp import experiments
+from pigp.experiments import problems
 
 # problem: (largest relative L2 of u, {coefficient: (true value, largest |error|)})
 TARGETS = {

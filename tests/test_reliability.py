@@ -11,7 +11,8 @@ import pytest
 import tensorflow as tf
 
 import pigp
-from pigp._linalg import CholeskyError, jittered_cholesky
+from pigp import CholeskyError
+from pigp.linalg import jittered_cholesky
 from pigp.experiments import heat_design, heat_solution, relative_l2
 
 

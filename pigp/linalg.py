@@ -1,4 +1,8 @@
-"""Jittered Cholesky factorisation with retries (NumPy/SciPy, float64)."""
+"""Jittered Cholesky factorisation with retries (NumPy/SciPy, float64).
+
+:class:`CholeskyError` is what a fit or a prediction raises when the joint
+covariance cannot be factorised; it is importable as ``pigp.CholeskyError``.
+"""
 
 from __future__ import annotations
 

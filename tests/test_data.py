@@ -42,8 +42,9 @@ def test_learned_diffusivity_and_its_laplace_std():
     std = model.parameter_uncertainty()
 
     # Independent reference: the Hessian by central differences of the loss gradient.
-    Xs, ys = model._data_tensors()
-    variables = model._trainable()
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    variables = objective.variables
     x0 = np.concatenate([v.numpy().reshape(-1) for v in variables])
     sizes = [int(np.prod(v.shape)) for v in variables]
 
@@ -51,7 +52,7 @@ def test_learned_diffusivity_and_its_laplace_std():
         for v, part in zip(variables, np.split(x, np.cumsum(sizes)[:-1])):
             v.assign(part.reshape(v.shape))
         with tf.GradientTape() as tape:
-            loss = model._nll(Xs, ys)
+            loss = objective.nll(Xs, y)
         return np.concatenate([g.numpy().reshape(-1) for g in tape.gradient(loss, variables)])
 
     h = 1e-5
@@ -64,3 +65,21 @@ def test_learned_diffusivity_and_its_laplace_std():
     reference = slope * np.sqrt(np.linalg.inv(H)[offset, offset])
     assert std["operator.diffusivity"] == pytest.approx(reference, rel=1e-3)
     assert abs(alpha.numpy() - 1.0) < 5 * reference
+
+
+@pytest.mark.parametrize("name", ["u", "f"])
+def test_observation_sets_named_u_or_f_are_refused(name):
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D(0, 2))
+    before = model.parameter_values()
+    clash = pigp.Observations([[0.0], [1.0]], [0.0, 0.0], name=name)
+    with pytest.raises(ValueError, match=rf"observations\[0\].name: '{name}' is reserved"):
+        model.fit(X_f=[[0.5]], y_f=[1.0], observations=[clash])
+    assert model.data is None and model.parameter_values() == before
+
+
+def test_duplicate_observation_names_are_refused():
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D(0, 2))
+    sets = [pigp.Observations([[0.0]], [0.0], name="edge"),
+            pigp.Observations([[1.0]], [0.0], name="edge")]
+    with pytest.raises(ValueError, match="names must be distinct"):
+        model.fit(X_f=[[0.5]], y_f=[1.0], observations=sets)

@@ -1,24 +1,23 @@
-"""Reproducible experiments, run by ``pigp NAME`` or ``python examples/NAME.py``.
+"""The heat equation ``u_t = u_xx + f`` on [0, 1]^2: the main experiment and the seed's layout.
 
-Each experiment takes ``--out DIR`` and ``--seed``, writes ``metrics.json`` and
-PNG figures into ``DIR``, and prints the metrics. ``--quick`` runs fewer steps
-(for tests and CI).
+``heat`` fits the well-posed design (u on the initial and boundary lines, f inside),
+noise-free and with 1% noise; ``seed`` the original question's layout (all points
+on the diagonal x = t).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
 import time
 
 import numpy as np
 
-__all__ = ["main", "EXPERIMENTS", "heat_solution", "heat_design", "relative_l2"]
+from .report import accuracy, figure, finish, jsonable, relative_l2
+
+__all__ = ["heat_solution", "heat_design", "add_noise", "noisy_heat_data", "heat", "seed",
+           "EXPERIMENTS"]
 
 
-# ----- problems -------------------------------------------------------------------------
+# ----- the problem ----------------------------------------------------------------------
 def heat_solution(X):
     """``u = e^-t sin(pi x)`` and ``f = u_t - u_xx = (pi^2 - 1) e^-t sin(pi x)``."""
     X = np.asarray(X, dtype=np.float64)
@@ -46,21 +45,6 @@ def add_noise(y, level: float, rng) -> np.ndarray:
     if level <= 0:
         return y
     return y + level * np.sqrt(np.mean(np.square(y))) * rng.standard_normal(y.shape)
-
-
-def relative_l2(estimate, truth) -> float:
-    return float(np.linalg.norm(estimate - truth) / np.linalg.norm(truth))
-
-
-def accuracy(mean, var, truth) -> dict:
-    """Relative L2 and max abs error, mean posterior std, and 95% band coverage."""
-    std = np.sqrt(var)
-    return {
-        "relative_l2": relative_l2(mean, truth),
-        "max_abs_error": float(np.max(np.abs(mean - truth))),
-        "mean_posterior_std": float(np.mean(std)),
-        "coverage_95": float(np.mean(np.abs(mean - truth) <= 1.959964 * std)),
-    }
 
 
 # ----- experiments ----------------------------------------------------------------------
@@ -110,8 +94,8 @@ def heat(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
     mean, var = model.predict(X)
     metrics["noise_free"] = {**accuracy(mean, var, u_true), "final_loss": float(model.history[-1]),
                              "fit_seconds": seconds,
-                             "parameters": _jsonable(model.parameter_values())}
-    _figure(out, "heat_noise_free.png", lambda fig: plotting.posterior_maps(
+                             "parameters": jsonable(model.parameter_values())}
+    figure(out, "heat_noise_free.png", lambda fig: plotting.posterior_maps(
         X, mean, var, truth=u_true, points=points, axes=fig.subplots(1, 3)), (14, 3.8))
 
     runs = []
@@ -122,7 +106,7 @@ def heat(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
         mean, var = model.predict(X)
         runs.append({"seed": draw, **accuracy(mean, var, u_true),
                      "final_loss": float(model.history[-1]), "fit_seconds": seconds,
-                     "parameters": _jsonable(model.parameter_values())})
+                     "parameters": jsonable(model.parameter_values())})
         if draw == seed:
             first, first_mean, first_var = model, mean, var
     metrics["noise_1pct"] = {
@@ -131,7 +115,7 @@ def heat(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
         "pooled_coverage_95": float(np.mean([r["coverage_95"] for r in runs])),
     }
     points = {"u data": heat_design(seed)[0], "f data": heat_design(seed)[1]}
-    _figure(out, "heat_noise_1pct.png", lambda fig: plotting.posterior_maps(
+    figure(out, "heat_noise_1pct.png", lambda fig: plotting.posterior_maps(
         X, first_mean, first_var, truth=u_true, points=points, axes=fig.subplots(1, 3)),
         (14, 3.8))
 
@@ -139,10 +123,10 @@ def heat(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
         ax = fig.subplots()
         for t in (0.25, 0.75):
             plotting.slice_at(first, t, ax=ax, truth=lambda P: heat_solution(P)[0])
-    _figure(out, "heat_slices.png", slices, (6, 4))
-    _figure(out, "heat_training.png",
+    figure(out, "heat_slices.png", slices, (6, 4))
+    figure(out, "heat_training.png",
             lambda fig: plotting.training_curve(first.history, fig.subplots()), (6, 4))
-    return _finish(out, metrics)
+    return finish(out, metrics)
 
 
 def seed(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
@@ -164,7 +148,7 @@ def seed(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
     y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
     kernel = pigp.kernels.SquaredExponential.from_weights(softplus(0.5), softplus([-1.0, -3.0]))
     model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=1.0), dtype=dtype)
-    initial = _jsonable(model.parameter_values())
+    initial = jsonable(model.parameter_values())
     seconds = _fit_timed(model, X_u, y_u, X_f, y_f, steps=steps)
 
     mean_u, var_u = model.predict(X_u)
@@ -178,7 +162,7 @@ def seed(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
              "far(d>=0.2)": distance >= 0.2}
     metrics = {
         "experiment": "seed", "seed": seed, "dtype": dtype, "steps": steps, "n_u": 20, "n_f": 30,
-        "initial_parameters": initial, "parameters": _jsonable(model.parameter_values()),
+        "initial_parameters": initial, "parameters": jsonable(model.parameter_values()),
         "fit_seconds": seconds, "final_loss": float(model.history[-1]),
         "u_on_20_grid": {"relative_l2": relative_l2(mean_u, y_u),
                          "max_posterior_std": float(np.sqrt(var_u.max()))},
@@ -191,7 +175,7 @@ def seed(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
                    "points": int(m.sum())} for name, m in bands.items()},
     }
     points = {"u data": X_u, "f data": X_f}
-    _figure(out, "seed_posterior.png", lambda fig: plotting.posterior_maps(
+    figure(out, "seed_posterior.png", lambda fig: plotting.posterior_maps(
         X, mean, var, truth=u_true, points=points, axes=fig.subplots(1, 3)), (14, 3.8))
 
     def profile(fig):
@@ -201,86 +185,8 @@ def seed(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
         ax.semilogy(distance[order], np.abs(mean - u_true)[order], ".", ms=2, label="|error| of u")
         ax.set_xlabel("distance from the diagonal x = t")
         ax.legend()
-    _figure(out, "seed_distance.png", profile, (6, 4))
-    return _finish(out, metrics)
+    figure(out, "seed_distance.png", profile, (6, 4))
+    return finish(out, metrics)
 
 
 EXPERIMENTS = {"heat": heat, "seed": seed}
-
-
-def _register_problems():
-    from .problems import PROBLEMS
-
-    EXPERIMENTS.update(PROBLEMS)
-
-
-_register_problems()
-
-
-# ----- plumbing -------------------------------------------------------------------------
-def _jsonable(values: dict) -> dict:
-    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-
-
-def _figure(out: str, name: str, draw, size) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig = plt.figure(figsize=size, constrained_layout=True)
-    draw(fig)
-    fig.savefig(os.path.join(out, name), dpi=110)
-    plt.close(fig)
-
-
-def _finish(out: str, metrics: dict) -> dict:
-    with open(os.path.join(out, "metrics.json"), "w") as handle:
-        json.dump(metrics, handle, indent=2)
-    print(json.dumps(metrics, indent=2))
-    return metrics
-
-
-def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.ArgumentParser:
-    def common(p):
-        p.add_argument("--out", default=None, help="folder for metrics.json and figures "
-                       "(default results/NAME)")
-        p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-        p.add_argument("--quick", action="store_true", help="fewer steps, for smoke tests")
-        p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                       help="floating-point precision of the model (default float64)")
-
-    if experiment is not None:
-        p = argparse.ArgumentParser(prog=prog, description=EXPERIMENTS[experiment].__doc__
-                                    .replace("%", "%%"))
-        common(p)
-        return p
-    p = argparse.ArgumentParser(prog=prog, description="Run a pigp experiment.")
-    sub = p.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
-    for name, function in EXPERIMENTS.items():
-        doc = function.__doc__.replace("%", "%%")        # argparse formats help with %
-        common(sub.add_parser(name, help=doc.splitlines()[0], description=doc))
-    return p
-
-
-def run(name: str, args) -> dict:
-    out = args.out or os.path.join("results", name)
-    os.makedirs(out, exist_ok=True)
-    return EXPERIMENTS[name](out, seed=args.seed, quick=args.quick, dtype=args.dtype)
-
-
-def main(argv=None) -> int:
-    args = parser().parse_args(argv)
-    run(args.experiment, args)
-    return 0
-
-
-def script(name: str, argv=None) -> int:
-    """Entry point of ``examples/NAME.py``: the same experiment as ``pigp NAME``."""
-    args = parser(prog=os.path.basename(sys.argv[0]), experiment=name).parse_args(argv)
-    run(name, args)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from .report import accuracy, figure, finish, jsonable
+
 __all__ = ["PROBLEMS"]
 
 
@@ -31,8 +33,6 @@ def _lhs(seed: int, n: int, d: int, low=0.0, high=1.0) -> np.ndarray:
 
 def _fit_and_report(out, name, model, data, X_test, u_test, learned, quick, figure,
                     extra=None) -> dict:
-    from .experiments import _figure, _finish, _jsonable, accuracy
-
     X_u, y_u, X_f, y_f, observations = data
     steps = 300 if quick else 2000
     start = time.perf_counter()
@@ -43,7 +43,7 @@ def _fit_and_report(out, name, model, data, X_test, u_test, learned, quick, figu
                "n_u": 0 if X_u is None else len(X_u), "n_f": len(X_f),
                "n_boundary": int(sum(len(o.X) for o in observations)),
                **accuracy(mean, var, u_test), "fit_seconds": seconds,
-               "parameters": _jsonable(model.parameter_values())}
+               "parameters": jsonable(model.parameter_values())}
     if learned:
         std = model.parameter_uncertainty()
         metrics["learned"] = {
@@ -52,12 +52,12 @@ def _fit_and_report(out, name, model, data, X_test, u_test, learned, quick, figu
                   "abs_error": abs(float(model.parameter_values()[key]) - true),
                   "laplace_std": float(std[key])}
             for key, (true, start_value) in learned.items()}
-    _figure(out, f"{name}.png", lambda fig: figure(fig, model, mean, var), (14, 3.8))
-    return _finish(out, metrics)
+    figure(out, f"{name}.png", lambda fig: figure(fig, model, mean, var), (14, 3.8))
+    return finish(out, metrics)
 
 
 def _maps(X, truth, points, labels=("x", "t")):
-    from . import plotting
+    from pigp import plotting
 
     def draw(fig, model, mean, var):
         plotting.posterior_maps(X, mean, var, truth=truth, points=points,

@@ -1,0 +1,186 @@
+"""Data sets: noisy observations ``y = (L u)(X) + noise`` of one operator each.
+
+Every data set a model sees is an :class:`Observations`: the u values
+(``X_u, y_u``; operator ``Identity``), the f values (``X_f, y_f``; the model's
+operator) and any boundary, initial or Neumann data. :func:`prepare` validates
+them all once, resolves each operator against the input columns and picks the
+scale the targets are divided by, and returns an immutable :class:`Data` that is
+passed on as an argument to the covariance, the objective and the posterior.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from . import _validation as check
+from .covariance import check_smoothness
+from .operators import Identity, Operator
+from .parameters import Parameter
+
+__all__ = ["Observations", "DataSet", "Data", "prepare", "RESERVED_NAMES"]
+
+#: Names of the data sets ``fit``'s ``X_u, y_u`` and ``X_f, y_f`` make, and of the
+#: outputs ``predict(output="u")`` and ``predict(output="f")``: no ``Observations``
+#: may take them.
+RESERVED_NAMES = ("u", "f")
+
+
+class Observations:
+    """Noisy observations of ``L u`` at points ``X``.
+
+    Args:
+        X: array of shape (n, d), the points.
+        y: array of shape (n,) or (n, 1), the observed values of ``L u``.
+        operator: ``Identity`` for values of u (Dirichlet, initial data), the PDE
+            operator for forcing data, ``D("x")`` or a normal derivative for
+            Neumann data.
+        noise: initial noise variance (learned), a positive number or a
+            :class:`pigp.Parameter` (use ``trainable=False`` to fix it).
+        name: a label for ``parameter_values()``, ``predict(output=name)`` and
+            errors; distinct from the other sets' names and from ``"u"`` and
+            ``"f"``, which name the ``X_u``/``X_f`` data.
+    """
+
+    def __init__(self, X, y, operator: Operator = Identity, noise=1e-6, name: str = "data"):
+        if not isinstance(operator, Operator):
+            raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        X = check.as_inputs(f"{name}.X", X)
+        self.X, self.y = X, check.as_targets(f"{name}.y", y, len(X), f"{name}.X")
+        self.operator = operator
+        self.name = name
+        self.noise = noise if isinstance(noise, Parameter) else \
+            Parameter(noise, name=f"noise_{name}")
+
+    def __repr__(self) -> str:
+        return f"Observations(name={self.name!r}, operator={self.operator!r})"
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """One validated data set.
+
+    Attributes:
+        name: ``"u"``, ``"f"`` or the observation set's name.
+        X: float64 array of shape (n, d).
+        y: float64 array of shape (n,), in data units.
+        operator: the operator observed.
+        terms: the operator resolved against the columns of X,
+            ``((Coefficient, multi_index), ...)``.
+        noise: the noise variance parameter (in standardised units).
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    operator: Operator
+    terms: tuple
+    noise: Parameter
+
+
+@dataclass(frozen=True)
+class Data:
+    """The data sets of one fit and the scale their targets are divided by.
+
+    Attributes:
+        sets: the :class:`DataSet` objects, in the order of the joint covariance.
+        y_scale: ``c``: every target is divided by it before training.
+    """
+
+    sets: tuple
+    y_scale: float
+
+    @property
+    def input_dim(self) -> int:
+        return self.sets[0].X.shape[1]
+
+    @property
+    def sizes(self) -> list:
+        return [len(s.X) for s in self.sets]
+
+    @property
+    def names(self) -> list:
+        return [s.name for s in self.sets]
+
+    def get(self, name: str):
+        """The data set called ``name``, or None."""
+        return next((s for s in self.sets if s.name == name), None)
+
+    def tensors(self, dtype) -> tuple:
+        """``(Xs, y)``: a tuple of input tensors, one per set, and all standardised
+        targets ``y / c`` concatenated, shape (N,)."""
+        Xs = tuple(tf.constant(s.X, dtype) for s in self.sets)
+        y = tf.constant(np.concatenate([s.y / self.y_scale for s in self.sets]), dtype)
+        return Xs, y
+
+
+def data_set(name: str, X, y, operator: Operator, noise: Parameter, kernel, input_dim=None,
+             dims=None, x_name: str = "X", y_name: str = "y") -> DataSet:
+    """One validated :class:`DataSet`; ``ValueError`` naming ``x_name``/``y_name`` if not."""
+    if X is None or y is None:
+        missing = x_name if X is None else y_name
+        raise ValueError(f"{missing}: expected an array (both {x_name} and {y_name} "
+                         "are needed), got None")
+    X = check.as_inputs(x_name, X, input_dim)
+    y = check.as_targets(y_name, y, len(X), x_name)
+    terms = tuple(operator.resolve(X.shape[1], dims))
+    check_smoothness(kernel, terms, x_name)
+    return DataSet(name, X, y, operator, terms, noise)
+
+
+def target_scale(sets, standardize: bool = True) -> float:
+    """``c``: the root mean square of the first set's targets (the u data when there
+    are any); 1 when ``standardize`` is off or the targets are all 0."""
+    if not standardize:
+        return 1.0
+    rms = float(np.sqrt(np.mean(np.square(sets[0].y))))
+    return rms if rms > 0 else 1.0
+
+
+def prepare(kernel, operator: Operator, noise_u: Parameter, noise_f: Parameter, X_u=None,
+            y_u=None, X_f=None, y_f=None, observations=(), dims=None,
+            standardize: bool = True) -> Data:
+    """Validate every data set of a fit and return them as one :class:`Data`.
+
+    Args:
+        kernel: checked to be smooth enough for each set's operator.
+        operator: the operator of the f data.
+        noise_u, noise_f: the noise parameters of the u and f data.
+        X_u, y_u, X_f, y_f: the u and f data (either pair may be None).
+        observations: further :class:`Observations`.
+        dims: column names for operators that declare none.
+        standardize: divide targets by the RMS of the first set's targets.
+
+    Raises:
+        ValueError: naming the argument, before anything is changed.
+    """
+    raw = []
+    if X_u is not None or y_u is not None:
+        raw.append(("u", X_u, y_u, Identity, noise_u, "X_u", "y_u"))
+    if X_f is not None or y_f is not None:
+        raw.append(("f", X_f, y_f, operator, noise_f, "X_f", "y_f"))
+    for i, obs in enumerate(observations):
+        if not isinstance(obs, Observations):
+            raise ValueError(f"observations[{i}]: expected pigp.Observations, got {obs!r}")
+        if obs.name in RESERVED_NAMES:
+            raise ValueError(f"observations[{i}].name: {obs.name!r} is reserved for the "
+                             f"X_{obs.name}/y_{obs.name} data; pass those arrays as X_{obs.name} "
+                             f"and y_{obs.name}, or give this set another name")
+        raw.append((obs.name, obs.X, obs.y, obs.operator, obs.noise,
+                    f"observations[{i}].X", f"observations[{i}].y"))
+    if not raw:
+        raise ValueError("fit: expected data: X_u and y_u, X_f and y_f, or observations=[...]")
+    names = [r[0] for r in raw]
+    if len(set(names)) != len(names):
+        raise ValueError(f"observations: names must be distinct, got {names}")
+    declared = operator.dims or dims
+    input_dim = len(declared) if declared else None
+    sets = []
+    for name, X, y, op, noise, x_name, y_name in raw:
+        sets.append(data_set(name, X, y, op, noise, kernel, input_dim, dims, x_name, y_name))
+        input_dim = sets[-1].X.shape[1]
+    return Data(tuple(sets), target_scale(sets, standardize))

@@ -1,0 +1,190 @@
+"""The training objective: the negative log marginal likelihood and its gradient.
+
+``loss = 0.5 y' K^-1 y + sum(log diag(chol)) + 0.5 N log(2 pi)``, with ``K`` the
+joint covariance of the data sets (:func:`pigp.covariance.joint`) and ``chol``
+its lower Cholesky factor. Its gradient in any parameter theta is
+``0.5 tr((K^-1 - alpha alpha') dK/dtheta)`` with ``alpha = K^-1 y``: one
+vector-Jacobian product of the (compiled) Gram assembly with the cotangent
+``W = 0.5 (K^-1 - alpha alpha')``. ``K^-1`` comes from one of two back ends,
+and nothing differentiates through a factorisation:
+
+- ``"tensorflow"``: TensorFlow's Cholesky; small problems and accelerators;
+  also the only one that runs inside a compiled loop of many steps;
+- ``"lapack"``: LAPACK's potrf/potrs/potri through SciPy; CPU from N = 500.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import scipy.linalg
+import tensorflow as tf
+
+from .covariance import joint
+
+__all__ = ["Objective", "gaussian_nll", "LAPACK_FROM"]
+
+#: Joint sizes from which the LAPACK back end is chosen on a machine without a GPU.
+LAPACK_FROM = 500
+
+
+def gaussian_nll(y_dot_alpha, log_diag_chol, n):
+    """``-log N(y | 0, K)`` from ``y' K^-1 y``, ``sum(log diag(chol K))`` and ``len(y)``
+    (NumPy numbers or tensors alike)."""
+    return 0.5 * y_dot_alpha + log_diag_chol + 0.5 * n * math.log(2.0 * math.pi)
+
+
+@functools.lru_cache(maxsize=None)
+def has_gpu() -> bool:
+    """Whether TensorFlow sees a GPU (fixed once TensorFlow has started)."""
+    return bool(tf.config.list_logical_devices("GPU"))
+
+
+def structure(sets) -> tuple:
+    """What compiled programs capture of the data sets besides their arrays: names,
+    operator terms and noise parameters (by identity)."""
+    return tuple((s.name, tuple((id(c), i) for c, i in s.terms), id(s.noise)) for s in sets)
+
+
+class Objective:
+    """The negative log marginal likelihood of data sets of a fixed structure.
+
+    The data themselves are arguments of every method (``Xs``: one tensor of
+    points per set; ``y``: the standardised targets, concatenated), so one
+    objective serves any data of the same structure, and its compiled programs
+    are traced once per shape.
+
+    Args:
+        kernel: the prior covariance of u.
+        sets: the data sets (:class:`pigp.data.DataSet`); their terms and noise
+            parameters are used, not their arrays.
+        variables: the unconstrained ``tf.Variable`` objects gradients are taken in.
+        jitter: the relative diagonal jitter of each block.
+        dtype: the dtype the covariance is computed in.
+    """
+
+    def __init__(self, kernel, sets, variables, jitter: float, dtype):
+        self.kernel = kernel
+        self.sets = tuple(sets)
+        self.variables = list(variables)
+        self.jitter = float(jitter)
+        self.dtype = dtype
+        self.signature = self.signature_of(self.variables, self.sets)
+        self._gram = tf.function(self.covariance, jit_compile=True, autograph=False)
+        # Called from Python, a compiled program is compiled apart from the same
+        # program called inside a graph (the training loop); on the TensorFlow
+        # path K is therefore taken through a graph too, so that the loss a fit
+        # reports and the loss its loop minimised are the same numbers.
+        self._gram_in_graph = tf.function(lambda Xs: self._gram(Xs), autograph=False)
+        self._gram_vjp = tf.function(self._vjp, jit_compile=True, autograph=False)
+        self._tf_step = tf.function(self.tf_loss_and_gradient, autograph=False)
+        self._programs = {}
+
+    @staticmethod
+    def signature_of(variables, sets) -> tuple:
+        """Two objectives with equal signatures compute the same function."""
+        return tuple(id(v) for v in variables), structure(sets)
+
+    # ----- the covariance and the loss by autodiff ---------------------------------------
+    def covariance(self, Xs) -> tf.Tensor:
+        """``K`` at the current parameters (differentiable, not compiled)."""
+        return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
+
+    def nll(self, Xs, y) -> tf.Tensor:
+        """The loss as a differentiable tensor, through TensorFlow's Cholesky (the
+        reference the fast gradients are tested against; the Laplace Hessian)."""
+        K = self.covariance(Xs)
+        y = y[:, None]
+        chol = tf.linalg.cholesky(K)
+        a = tf.linalg.cholesky_solve(chol, y)
+        return gaussian_nll(tf.reduce_sum(y * a),
+                            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+                            tf.cast(tf.shape(y)[0], self.dtype))
+
+    # ----- compiled paths -----------------------------------------------------------------
+    def backend(self, n: int) -> str:
+        """``"lapack"`` for ``n >= LAPACK_FROM`` values on a machine without a GPU,
+        else ``"tensorflow"``."""
+        return "lapack" if n >= LAPACK_FROM and not has_gpu() else "tensorflow"
+
+    def gram(self, Xs) -> np.ndarray:
+        """``K`` at the current parameters as the fit computes it (compiled)."""
+        n = sum(int(X.shape[0]) for X in Xs)
+        program = self._gram if self.backend(n) == "lapack" else self._gram_in_graph
+        return program(Xs).numpy()
+
+    def loss(self, Xs, y) -> float:
+        """The loss at the current parameters (compiled Gram, LAPACK's Cholesky);
+        NaN where ``K`` is not positive definite."""
+        K = self.gram(Xs).astype(np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        try:
+            chol = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return math.nan
+        alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
+        return gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
+
+    def loss_and_gradient(self, Xs, y, backend: str | None = None) -> tuple:
+        """``(loss, [gradient per variable])`` at the current parameters, float64.
+
+        Args:
+            Xs, y: the data (see the class).
+            backend: ``"tensorflow"``, ``"lapack"`` or None (:meth:`backend` decides).
+
+        A ``K`` that is not positive definite gives a NaN loss and NaN gradients.
+        """
+        backend = backend or self.backend(int(y.shape[0]))
+        if backend == "lapack":
+            return self._lapack_loss_and_gradient(Xs, y.numpy())
+        if backend == "tensorflow":
+            return self._tf_step(Xs, y)
+        raise ValueError(f"backend: expected 'tensorflow', 'lapack' or None, got {backend!r}")
+
+    def _vjp(self, Xs, inverse, alpha):
+        """``dloss/dvariables`` from ``K^-1`` (upper triangle used) and ``alpha``."""
+        upper = tf.linalg.band_part(inverse, 0, -1)
+        full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
+        W = 0.5 * (full - alpha[:, None] * alpha[None, :])
+        with tf.GradientTape() as tape:
+            K = self.covariance(Xs)
+        return tape.gradient(K, self.variables, output_gradients=W,
+                             unconnected_gradients="zero")
+
+    def tf_loss_and_gradient(self, Xs, y):
+        """Loss and gradient with TensorFlow's Cholesky; usable inside a graph."""
+        K = self._gram(Xs)
+        chol = tf.linalg.cholesky(K)
+        alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
+        loss = gaussian_nll(tf.reduce_sum(y * alpha),
+                            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+                            tf.cast(tf.shape(y)[0], self.dtype))
+        inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
+        grads = self._gram_vjp(Xs, inverse, alpha)
+        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+
+    def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
+        K = self._gram(Xs).numpy()
+        # K is symmetric, so its C-ordered memory is also K in Fortran order.
+        potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
+            ("potrf", "potrs", "potri"), (K,))
+        chol, info = potrf(K.T, lower=1, overwrite_a=1, clean=0)
+        if info != 0:
+            nan = tf.constant(np.nan, tf.float64)
+            return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
+        alpha, _ = potrs(chol, y, lower=1)
+        loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
+        inverse, _ = potri(chol, lower=1, overwrite_c=1)
+        # Fortran lower triangle = upper triangle of the C-ordered transpose.
+        grads = self._gram_vjp(Xs, inverse.T, alpha)
+        return tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+
+    # ----- programs of many steps -----------------------------------------------------------
+    def program(self, key, build):
+        """A compiled program kept with this objective: ``build()`` the first time a
+        ``key`` is asked for (e.g. an optimiser's compiled loop), the same after."""
+        if key not in self._programs:
+            self._programs[key] = build()
+        return self._programs[key]

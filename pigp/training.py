@@ -1,0 +1,269 @@
+"""Training: minimise an :class:`pigp.objective.Objective` over its variables.
+
+- :class:`Adam` is a small optimiser object: ``state = adam.init(variables)``,
+  then ``taken, state = adam.update(loss, grads, variables, state)`` per step. The
+  state is a tuple of tensors, so many steps run in one compiled loop.
+- :func:`minimize_adam` runs Adam for a number of steps, up to 250 per compiled
+  call on TensorFlow's back end (one call per step on LAPACK's), and returns a
+  :class:`History`; the variables are left at the lowest loss seen.
+- :func:`minimize_lbfgs` polishes with SciPy's L-BFGS-B.
+
+Neither knows about models or posteriors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["Adam", "AdamState", "History", "adam_steps", "minimize_adam", "minimize_lbfgs"]
+
+STEPS_PER_CALL = 250   # Adam steps per compiled call
+
+
+class AdamState(NamedTuple):
+    """Adam's state: tensors only, so it passes through compiled loops."""
+
+    step: tf.Tensor            # steps taken (float64)
+    m: tuple                   # first moments, one per variable
+    v: tuple                   # second moments
+    best: tuple                # the values of the lowest loss seen
+    best_loss: tf.Tensor
+    learning_rate: tf.Tensor   # the base step size
+    rate_scale: tf.Tensor      # halved at each rejected step
+
+
+@dataclass(frozen=True)
+class Adam:
+    """Adam (Kingma and Ba, 2015) on unconstrained variables, with rejection.
+
+    A step whose loss or gradient is not finite is not taken: the variables go
+    back to the best values seen and the step size is halved from then on.
+
+    Args:
+        learning_rate: the step size. It travels in the state, so optimisers that
+            differ only in it share compiled programs (it is left out of ``==``).
+        beta1, beta2, epsilon: Adam's constants.
+    """
+
+    learning_rate: float = field(default=0.02, compare=False)
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+
+    def init(self, variables) -> AdamState:
+        """Zero moments; the current values are the best seen, at an infinite loss."""
+        zeros = tuple(tf.zeros_like(v) for v in variables)
+        return AdamState(tf.constant(0.0, tf.float64), zeros, zeros,
+                         tuple(tf.identity(v) for v in variables),
+                         tf.constant(np.inf, tf.float64),
+                         tf.constant(self.learning_rate, tf.float64),
+                         tf.constant(1.0, tf.float64))
+
+    def update(self, loss, grads, variables, state: AdamState) -> tuple:
+        """One step at ``loss`` and ``grads`` (those of the variables' current values).
+
+        Returns:
+            ``(taken, state)``: whether the step was taken, and the new state.
+            The variables are updated in place.
+        """
+        beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
+        finite = tf.reduce_all([tf.math.is_finite(loss)]
+                               + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+
+        def take():
+            improved = loss < state.best_loss
+            best = tuple(tf.where(improved, tf.identity(var), b)
+                         for var, b in zip(variables, state.best))
+            best_loss = tf.where(improved, loss, state.best_loss)
+            t = state.step + 1.0
+            rate = state.learning_rate * state.rate_scale * tf.sqrt(1.0 - beta2 ** t) \
+                / (1.0 - beta1 ** t)
+            ms, vs = [], []
+            with tf.control_dependencies(best):
+                for var, g, m, v in zip(variables, grads, state.m, state.v):
+                    m = beta1 * m + (1.0 - beta1) * g
+                    v = beta2 * v + (1.0 - beta2) * tf.square(g)
+                    var.assign_sub(rate * m / (tf.sqrt(v) + eps))
+                    ms.append(m)
+                    vs.append(v)
+            return tf.constant(True), state._replace(step=t, m=tuple(ms), v=tuple(vs),
+                                                     best=best, best_loss=best_loss)
+
+        def reject():
+            for b, var in zip(state.best, variables):
+                var.assign(b)
+            return tf.constant(False), state._replace(rate_scale=0.5 * state.rate_scale)
+
+        return tf.cond(finite, take, reject)
+
+
+@dataclass
+class History:
+    """What a minimiser did.
+
+    Attributes:
+        losses: the loss at each iteration (an Adam step, an L-BFGS iteration);
+            NaN where it was not finite.
+        rejected: indices into ``losses`` of steps not taken (non-finite loss or
+            gradient).
+        evaluations: every loss the minimiser evaluated (L-BFGS's line searches
+            evaluate more often than it iterates; Adam once per step).
+    """
+
+    losses: list = field(default_factory=list)
+    rejected: list = field(default_factory=list)
+    evaluations: list = field(default_factory=list)
+
+
+def _adam_program(objective, optimizer: Adam):
+    """``n`` Adam steps on TensorFlow's back end in one compiled call."""
+    variables = objective.variables
+
+    def steps(Xs, y, n, state):
+        def body(i, losses, taken, state):
+            loss, grads = objective.tf_loss_and_gradient(Xs, y)
+            step, state = optimizer.update(loss, grads, variables, state)
+            return i + 1, losses.write(i, loss), taken.write(i, step), state
+
+        _, losses, taken, state = tf.while_loop(
+            lambda i, *_: i < n, body,
+            (tf.constant(0), tf.TensorArray(tf.float64, size=n),
+             tf.TensorArray(tf.bool, size=n), state))
+        return losses.stack(), taken.stack(), state
+
+    return tf.function(steps, autograph=False)
+
+
+def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
+    """Run ``steps`` Adam steps from ``state``, yielding ``(losses, taken, state)`` after
+    each compiled call of up to 250 steps (one step per call on LAPACK's back end).
+
+    The bare loop of :func:`minimize_adam`, without its return to the best values."""
+    if objective.backend(int(y.shape[0])) == "lapack":
+        update = objective.program(("adam update", optimizer),
+                                   lambda: tf.function(optimizer.update, autograph=False))
+    else:
+        program = objective.program(("adam loop", optimizer),
+                                    lambda: _adam_program(objective, optimizer))
+    done = 0
+    while done < steps:
+        n = min(STEPS_PER_CALL, steps - done)
+        if objective.backend(int(y.shape[0])) == "lapack":
+            losses, taken = np.empty(n), np.empty(n, bool)
+            for i in range(n):
+                loss, grads = objective.loss_and_gradient(Xs, y, "lapack")
+                losses[i] = loss.numpy()
+                step, state = update(loss, grads, objective.variables, state)
+                taken[i] = step.numpy()
+        else:
+            losses, taken, state = program(Xs, y, tf.constant(n), state)
+            losses, taken = losses.numpy(), taken.numpy()
+        done += n
+        yield losses, taken, state
+
+
+def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
+                  callback=None, progress=None) -> History:
+    """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
+
+    Args:
+        objective: a :class:`pigp.objective.Objective`.
+        Xs, y: its data.
+        steps: the number of steps.
+        optimizer: an :class:`Adam` (default ``Adam()``).
+        callback: ``callback(steps_done, last_loss)`` after each compiled call;
+            returning ``True`` stops early.
+        progress: an object with ``update(n)`` and ``set_postfix(...)`` (tqdm).
+
+    Returns:
+        The :class:`History`. The variables are left at the lowest loss seen,
+        also when the run is interrupted (``KeyboardInterrupt`` is re-raised).
+    """
+    optimizer = optimizer or Adam()
+    history = History()
+    if steps == 0 or not objective.variables:
+        return history
+    state = optimizer.init(objective.variables)
+    try:
+        for losses, taken, state in adam_steps(objective, Xs, y, steps, optimizer, state):
+            history.rejected.extend((len(history.losses) + np.flatnonzero(~taken)).tolist())
+            history.losses.extend(losses.tolist())
+            if progress is not None:
+                progress.update(len(losses))
+                progress.set_postfix(loss=f"{losses[-1]:.6g}")
+            if callback is not None and callback(len(history.losses), float(losses[-1])) is True:
+                break
+    finally:
+        _keep_best(objective, Xs, y, state)
+        history.evaluations = list(history.losses)
+    return history
+
+
+def _keep_best(objective, Xs, y, state: AdamState) -> None:
+    """Go back to the best values seen unless the current ones are at least as good."""
+    final = objective.loss(Xs, y.numpy())
+    if not (np.isfinite(final) and final <= state.best_loss.numpy()):
+        for b, var in zip(state.best, objective.variables):
+            var.assign(b)
+
+
+def minimize_lbfgs(objective, Xs, y, max_iterations: int) -> History:
+    """Polish with SciPy's L-BFGS-B on the unconstrained variables.
+
+    The loss and gradient of a point where they are not finite are replaced by
+    a large loss and a zero gradient, so the line search backs off. The variables
+    are left at the lowest loss evaluated, also when interrupted.
+
+    Returns:
+        The :class:`History`: ``losses`` one per iteration, ``evaluations`` every
+        loss evaluated (NaN where not finite), ``rejected`` indices into
+        ``evaluations`` of the non-finite ones.
+    """
+    import scipy.optimize
+
+    history = History()
+    variables = objective.variables
+    if max_iterations == 0 or not variables:
+        return history
+    shapes = [v.shape for v in variables]
+    sizes = [int(np.prod(s)) for s in shapes]
+    best = {"loss": np.inf, "x": None}
+    seen = []      # (x, loss) of the last evaluations, to report each iteration's loss
+
+    def assign(x):
+        for v, part, shape in zip(variables, np.split(x, np.cumsum(sizes)[:-1]), shapes):
+            v.assign(part.reshape(shape))
+
+    def function(x):
+        assign(x)
+        loss, grads = objective.loss_and_gradient(Xs, y)
+        loss = float(loss.numpy())
+        grad = np.concatenate([g.numpy().reshape(-1) for g in grads])
+        if not (np.isfinite(loss) and np.all(np.isfinite(grad))):
+            history.rejected.append(len(history.evaluations))
+            history.evaluations.append(np.nan)
+            return best["loss"] + 1e10 if np.isfinite(best["loss"]) else 1e300, \
+                np.zeros_like(x)
+        history.evaluations.append(loss)
+        seen[:] = seen[-19:] + [(x.copy(), loss)]
+        if loss < best["loss"]:
+            best.update(loss=loss, x=x.copy())
+        return loss, grad
+
+    def iteration(xk):
+        for x, loss in reversed(seen):
+            if np.array_equal(x, xk):
+                history.losses.append(loss)
+                return
+
+    x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
+    try:
+        scipy.optimize.minimize(function, x0, jac=True, method="L-BFGS-B", callback=iteration,
+                                options={"maxiter": max_iterations})
+    finally:
+        assign(best["x"] if best["x"] is not None else x0)
+    return history

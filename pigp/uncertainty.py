@@ -1,0 +1,95 @@
+"""Laplace uncertainty of the parameters from the objective's curvature.
+
+At a minimum of the loss in the unconstrained variables ``v``, the Hessian
+``H`` gives their approximate posterior covariance ``H^-1``; the delta method
+maps it to the constrained values: ``std = |d value / d v| sqrt(diag H^-1)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["laplace"]
+
+
+def hessian(objective, Xs, y) -> np.ndarray:
+    """The loss Hessian in the objective's variables, flattened and symmetrised."""
+    variables = objective.variables
+
+    # As one graph (not op by op): 2.6x faster for a spectral mixture's blocks.
+    @functools.partial(tf.function, autograph=False)
+    def compute(Xs, y):
+        with tf.GradientTape(persistent=True) as outer:
+            with tf.GradientTape() as inner:
+                loss = tf.cast(objective.nll(Xs, y), tf.float64)
+            grads = inner.gradient(loss, variables, unconnected_gradients="zero")
+            flat = tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
+        rows = outer.jacobian(flat, variables, unconnected_gradients="zero")
+        return tf.concat([tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1])
+                          for h in rows], axis=1)
+
+    H = compute(Xs, y).numpy()
+    return 0.5 * (H + H.T)
+
+
+def laplace(objective, Xs, y, parameters) -> dict:
+    """Posterior standard deviations of the parameters by the Laplace approximation.
+
+    Args:
+        objective: a :class:`pigp.objective.Objective`, whose variables are the
+            unconstrained variables of ``parameters``, in that order.
+        Xs, y: its data.
+        parameters: ``[(name, Parameter)]``, the trainable parameters.
+
+    Returns:
+        ``{name: std}``, floats for scalars and arrays for vectors; ``inf`` for an
+        entry held fixed (see below).
+
+    Directions without curvature (a noise variance collapsed towards 0, where the
+    softplus is flat) are held fixed. Where the rest is not positive definite (the
+    optimiser stopped on a ridge or a saddle), the entry that loads most on the
+    direction of lowest curvature is held fixed too, one at a time, with a
+    ``RuntimeWarning`` naming it; the other stds are then conditional on it.
+
+    Raises:
+        ValueError: the Hessian is not finite, or no entry is left with a positive
+            definite Hessian (far from a minimum: train longer).
+    """
+    H = hessian(objective, Xs, y)
+    if not np.all(np.isfinite(H)):
+        raise ValueError("parameter_uncertainty: the loss Hessian is not finite")
+    curved = np.abs(np.diag(H)) > 1e-12 * np.abs(np.diag(H)).max()
+    entries = [f"{name}[{i}]" if p.shape != () else name
+               for name, p in parameters for i in range(int(np.prod(p.shape)))]
+    held = []
+    while curved.any():
+        values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
+        if values[0] > 1e-12 * abs(values[-1]):
+            break
+        worst = np.flatnonzero(curved)[np.argmax(np.abs(vectors[:, 0]))]
+        curved[worst] = False
+        held.append(entries[worst])
+    if not curved.any():
+        raise ValueError("parameter_uncertainty: the loss Hessian is not positive definite "
+                         "in any parameter; the parameters are not at a minimum: fit longer")
+    if held:
+        warnings.warn(f"parameter_uncertainty: the loss curves down or is flat along "
+                      f"{', '.join(held)} (not at a strict minimum there); held fixed, "
+                      f"std reported as inf, the other stds are conditional on it",
+                      RuntimeWarning, stacklevel=3)
+    variance = np.full(len(H), np.inf)
+    variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
+    out, offset = {}, 0
+    for name, p in parameters:
+        size = int(np.prod(p.shape))
+        with tf.GradientTape() as tape:
+            value = tf.reduce_sum(p.value())
+        slope = tape.gradient(value, p.unconstrained).numpy().reshape(-1)
+        std = np.abs(slope) * np.sqrt(variance[offset:offset + size])
+        out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
+        offset += size
+    return out
