@@ -1,6 +1,6 @@
 """Every example problem, over several seeds: relative L2 of u and learned coefficients.
 
-Runs the problems of ``pigp.problems`` (1-D Poisson, advection-diffusion with c
+Runs the problems of ``pigp.experiments.problems`` (1-D Poisson, advection-diffusion with c
 and nu learned, wave with c learned, 2-D Helmholtz with Dirichlet and Neumann
 data, heat in (x, y, t)) with default settings, each on designs drawn from seeds
 0 .. S-1, and prints one row per problem and seed.
@@ -13,7 +13,7 @@ import contextlib
 import io
 import tempfile
 
-from pigp.problems import PROBLEMS
+from pigp.experiments.problems import PROBLEMS
 from _output import write_json
 
 

@@ -222,13 +222,14 @@ class RationalQuadratic(Stationary):
     """``k = variance * (1 + s / (2 alpha))^-alpha``: smooth to every order.
 
     Args:
-        alpha: the shape (scale mixture) parameter, positive and learned.
+        alpha: the shape (scale mixture) parameter, positive and learned (a
+            number or a ``pigp.Parameter``).
     """
 
     def __init__(self, variance: float = 1.0, lengthscales=None, alpha: float = 1.0,
                  name: str | None = None):
         super().__init__(variance, lengthscales, name=name)
-        self.alpha = Parameter(alpha, name="alpha")
+        self.alpha = alpha if isinstance(alpha, Parameter) else Parameter(alpha, name="alpha")
 
     @property
     def parameters(self) -> dict:

@@ -179,18 +179,21 @@ class PIGP(tf.Module):
         self.history, self.lbfgs_evaluations, self.rejected_steps = [], [], []
         objective = self.objective()
         Xs, y = data.tensors(self.dtype)
+        adam, lbfgs = training.History(), training.History()
         try:
             if optimizer in ("adam", "adam+lbfgs"):
-                self._record(self._adam(objective, Xs, y, int(steps), float(learning_rate),
-                                        verbose, callback), adam=True)
+                self._adam(objective, Xs, y, int(steps), float(learning_rate), verbose, callback,
+                           adam)
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
-                self._record(training.minimize_lbfgs(objective, Xs, y, iterations), adam=False)
+                training.minimize_lbfgs(objective, Xs, y, iterations, lbfgs)
         except KeyboardInterrupt:
+            self._record(adam, lbfgs)
             self.posterior()
-            warnings.warn(f"fit interrupted after {len(self.history)} iterations; kept the best "
+            warnings.warn(f"fit interrupted after {len(self.history)} steps; kept the best "
                           "parameters so far", RuntimeWarning, stacklevel=2)
             raise
+        self._record(adam, lbfgs)
         self.posterior()
         if self.rejected_steps:
             warnings.warn(f"fit: {len(self.rejected_steps)} of {steps} steps had a non-finite "
@@ -200,23 +203,21 @@ class PIGP(tf.Module):
             self._warn_if_noise_explains_data()
         return self
 
-    def _adam(self, objective, Xs, y, steps, learning_rate, verbose, callback):
+    def _adam(self, objective, Xs, y, steps, learning_rate, verbose, callback, history):
         progress = _progress(steps, verbose)
-        wrapped = None if callback is None else \
-            (lambda done, loss: callback(len(self.history) + done, loss, self))
+        wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
         try:
-            return training.minimize_adam(objective, Xs, y, steps,
-                                          training.Adam(learning_rate), wrapped, progress)
+            training.minimize_adam(objective, Xs, y, steps, training.Adam(learning_rate),
+                                   wrapped, progress, history)
         finally:
             if progress is not None:
                 progress.close()
 
-    def _record(self, history: training.History, adam: bool) -> None:
-        if adam:
-            self.rejected_steps.extend(len(self.history) + i for i in history.rejected)
-        else:
-            self.lbfgs_evaluations.extend(history.evaluations)
-        self.history.extend(history.losses)
+    def _record(self, adam: training.History, lbfgs: training.History) -> None:
+        """The histories of one fit: Adam's steps, then L-BFGS's iterations."""
+        self.history = adam.losses + lbfgs.losses
+        self.rejected_steps = list(adam.rejected)
+        self.lbfgs_evaluations = list(lbfgs.evaluations)
 
     def _warn_if_noise_explains_data(self, fraction: float = 0.1):
         """Warn when a learned noise variance exceeds ``fraction`` of its data's mean square.

@@ -167,7 +167,7 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
 
 
 def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
-                  callback=None, progress=None) -> History:
+                  callback=None, progress=None, history: History | None = None) -> History:
     """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
 
     Args:
@@ -178,13 +178,15 @@ def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
         callback: ``callback(steps_done, last_loss)`` after each compiled call;
             returning ``True`` stops early.
         progress: an object with ``update(n)`` and ``set_postfix(...)`` (tqdm).
+        history: a :class:`History` to fill (so that an interrupted run's is kept);
+            default a new one.
 
     Returns:
         The :class:`History`. The variables are left at the lowest loss seen,
         also when the run is interrupted (``KeyboardInterrupt`` is re-raised).
     """
     optimizer = optimizer or Adam()
-    history = History()
+    history = History() if history is None else history
     if steps == 0 or not objective.variables:
         return history
     state = optimizer.init(objective.variables)
@@ -211,7 +213,8 @@ def _keep_best(objective, Xs, y, state: AdamState) -> None:
             var.assign(b)
 
 
-def minimize_lbfgs(objective, Xs, y, max_iterations: int) -> History:
+def minimize_lbfgs(objective, Xs, y, max_iterations: int,
+                   history: History | None = None) -> History:
     """Polish with SciPy's L-BFGS-B on the unconstrained variables.
 
     The loss and gradient of a point where they are not finite are replaced by
@@ -221,11 +224,11 @@ def minimize_lbfgs(objective, Xs, y, max_iterations: int) -> History:
     Returns:
         The :class:`History`: ``losses`` one per iteration, ``evaluations`` every
         loss evaluated (NaN where not finite), ``rejected`` indices into
-        ``evaluations`` of the non-finite ones.
+        ``evaluations`` of the non-finite ones. Filled into ``history`` if given.
     """
     import scipy.optimize
 
-    history = History()
+    history = History() if history is None else history
     variables = objective.variables
     if max_iterations == 0 or not variables:
         return history

@@ -1,5 +1,7 @@
 """Saving and loading: the loaded model predicts bit for bit; bad files are refused."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -116,3 +118,64 @@ def test_round_trip_spectral_mixture(heat_data, tmp_path):
                                       getattr(model.kernel, name).numpy())
     X = np.random.default_rng(1).uniform(size=(7, 2))
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
+
+
+class ScaledSE(pigp.kernels.SquaredExponential):
+    """A user's subclass with a constructor argument of its own."""
+
+    def __init__(self, variance=1.0, lengthscales=None, factor=2.0):
+        super().__init__(variance, lengthscales)
+        self.factor = float(factor)
+
+    def profile(self, s):
+        return tf.exp(-0.5 * self.factor * s)
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}
+
+
+class PlainSubclass(pigp.kernels.Matern72):
+    """A subclass that adds nothing to the constructor: the base config serves."""
+
+
+@pytest.mark.parametrize("kernel", [ScaledSE(0.7, [0.4, 0.5], factor=1.5),
+                                    PlainSubclass(lengthscales=[0.5, 0.6])],
+                         ids=["own-config", "inherited-config"])
+def test_user_subclass_of_a_kernel_round_trips(kernel, heat_data, tmp_path):
+    model = pigp.PIGP(kernel, pigp.operators.heat(1.0) if isinstance(kernel, ScaledSE)
+                      else D("x", 2).with_dims("x", "t"))
+    data = heat_data if isinstance(kernel, ScaledSE) else \
+        (None, None, heat_data[2], heat_data[3])
+    model.fit(*data, steps=10, optimizer="adam")
+    model.save(tmp_path / "subclass.npz")
+    loaded = pigp.load(tmp_path / "subclass.npz")
+    assert type(loaded.kernel) is type(kernel)
+    assert getattr(loaded.kernel, "factor", None) == getattr(kernel, "factor", None)
+    X = np.random.default_rng(2).uniform(size=(9, 2))
+    np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
+
+
+def test_files_of_another_format_version_are_refused_by_name(tmp_path, heat_data):
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(*heat_data, steps=0)
+    model.save(tmp_path / "good.npz")
+    data = dict(np.load(tmp_path / "good.npz"))
+    for version, message in ((1, "format version 1.*reads version 2.*refit"),
+                             (3, "format version 3.*newer pigp")):
+        spec = json.loads(str(data["spec"]))
+        spec["version"] = version
+        np.savez(tmp_path / "other.npz", **{**data, "spec": np.array(json.dumps(spec))})
+        with pytest.raises(ValueError, match=message):
+            pigp.load(tmp_path / "other.npz")
+
+
+def test_io_does_not_read_private_attributes():
+    """Saving goes through get_config(): pigp/io.py touches no ``obj._name``."""
+    import ast
+    import pathlib
+
+    source = pathlib.Path(pigp.io.__file__).read_text()
+    private = [node.attr for node in ast.walk(ast.parse(source))
+               if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+               and not node.attr.startswith("__")]
+    assert private == []

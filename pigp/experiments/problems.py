@@ -31,7 +31,7 @@ def _lhs(seed: int, n: int, d: int, low=0.0, high=1.0) -> np.ndarray:
     return low + (high - low) * qmc.LatinHypercube(d=d, seed=seed).random(n)
 
 
-def _fit_and_report(out, name, model, data, X_test, u_test, learned, quick, figure,
+def _fit_and_report(out, name, model, data, X_test, u_test, learned, quick, draw,
                     extra=None) -> dict:
     X_u, y_u, X_f, y_f, observations = data
     steps = 300 if quick else 2000
@@ -52,7 +52,7 @@ def _fit_and_report(out, name, model, data, X_test, u_test, learned, quick, figu
                   "abs_error": abs(float(model.parameter_values()[key]) - true),
                   "laplace_std": float(std[key])}
             for key, (true, start_value) in learned.items()}
-    figure(out, f"{name}.png", lambda fig: figure(fig, model, mean, var), (14, 3.8))
+    figure(out, f"{name}.png", lambda fig: draw(fig, model, mean, var), (14, 3.8))
     return finish(out, metrics)
 
 

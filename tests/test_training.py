@@ -1,0 +1,100 @@
+"""Training: Adam's update against a NumPy reference, rejection, and L-BFGS's history."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+import tensorflow as tf
+
+import pigp
+from pigp.training import Adam
+
+
+def numpy_adam(x, gradient, steps, rate, beta1=0.9, beta2=0.999, eps=1e-8):
+    m = v = np.zeros_like(x)
+    for t in range(1, steps + 1):
+        g = gradient(x)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g ** 2
+        x = x - rate * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t) * m / (np.sqrt(v) + eps)
+    return x
+
+
+def test_adam_update_matches_a_numpy_reference():
+    A = np.array([[3.0, 0.5], [0.5, 1.0]])
+    x0 = np.array([1.0, -2.0])
+    variable = tf.Variable(x0)
+    optimizer = Adam(learning_rate=0.1)
+    state = optimizer.init([variable])
+    for _ in range(30):
+        with tf.GradientTape() as tape:
+            loss = 0.5 * tf.tensordot(variable, tf.linalg.matvec(A, variable), 1)
+        taken, state = optimizer.update(loss, tape.gradient(loss, [variable]), [variable], state)
+        assert bool(taken)
+    expected = numpy_adam(x0, lambda x: A @ x, 30, 0.1)
+    np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-12)
+    assert float(state.step) == 30.0
+
+
+def test_adam_rejects_a_non_finite_step_and_halves_the_rate():
+    variable = tf.Variable([1.0, 2.0], dtype=tf.float64)
+    optimizer = Adam(learning_rate=0.5)
+    state = optimizer.init([variable])
+    _, state = optimizer.update(tf.constant(4.0, tf.float64), [tf.constant([1.0, 1.0], tf.float64)],
+                                [variable], state)
+    moved = variable.numpy().copy()
+    np.testing.assert_array_equal(state.best[0].numpy(), [1.0, 2.0])   # values at loss 4
+    taken, state = optimizer.update(tf.constant(np.nan, tf.float64),
+                                    [tf.constant([1.0, 1.0], tf.float64)], [variable], state)
+    assert not bool(taken)
+    np.testing.assert_array_equal(variable.numpy(), [1.0, 2.0])          # back to the best
+    assert float(state.rate_scale) == 0.5 and float(state.step) == 1.0
+    assert not np.array_equal(moved, variable.numpy())
+
+
+def test_optimisers_differing_in_rate_alone_share_programs():
+    assert Adam(0.01) == Adam(0.5) and hash(Adam(0.01)) == hash(Adam(0.5))
+    assert Adam(beta1=0.8) != Adam()
+
+
+def heat_model():
+    rng = np.random.default_rng(0)
+    X_u, X_f = rng.uniform(size=(8, 2)), rng.uniform(size=(10, 2))
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.5]), pigp.operators.heat(1.0),
+                      noise_u=1e-3, noise_f=1e-3)
+    return model, (X_u, u(X_u), X_f, (np.pi ** 2 - 1) * u(X_f))
+
+
+def test_lbfgs_history_has_one_entry_per_iteration():
+    """Against SciPy run directly on the same objective from the same start."""
+    model, data = heat_model()
+    model.fit(*data, steps=0)
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    variables = objective.variables
+    x0 = np.concatenate([v.numpy().reshape(-1) for v in variables])
+    sizes = np.cumsum([int(np.prod(v.shape)) for v in variables])[:-1]
+
+    def function(x):
+        for v, part in zip(variables, np.split(x, sizes)):
+            v.assign(part.reshape(v.shape))
+        loss, grads = objective.loss_and_gradient(Xs, y)
+        return float(loss), np.concatenate([g.numpy().reshape(-1) for g in grads])
+
+    reference = scipy.optimize.minimize(function, x0, jac=True, method="L-BFGS-B",
+                                        options={"maxiter": 40})
+    for v, part in zip(variables, np.split(x0, sizes)):
+        v.assign(part.reshape(v.shape))
+    model.fit(*data, steps=40, optimizer="lbfgs")
+    assert len(model.history) == reference.nit
+    assert len(model.lbfgs_evaluations) == reference.nfev > reference.nit
+    assert model.history[-1] == pytest.approx(reference.fun, rel=1e-12)
+    assert np.all(np.diff(model.history) < 0)
+    assert set(model.history) <= set(model.lbfgs_evaluations)
+
+
+def test_adam_history_has_one_entry_per_step_and_ends_at_the_best():
+    model, data = heat_model()
+    model.fit(*data, steps=300, optimizer="adam")
+    assert len(model.history) == 300 and model.lbfgs_evaluations == []
+    assert -model.log_marginal_likelihood() <= min(model.history) + 1e-9
