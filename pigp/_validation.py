@@ -14,8 +14,8 @@ def _as_array(name: str, value) -> np.ndarray:
         array = np.asarray(value)
     except Exception:  # ragged lists and other objects NumPy refuses
         raise ValueError(f"{name}: expected a numeric array, got {type(value).__name__}") from None
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.number)
-                                     or array.dtype == bool):
+    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+        # Booleans are refused too: True/False are no coordinates or measurements.
         raise ValueError(f"{name}: expected a numeric array, got dtype {array.dtype}")
     if np.iscomplexobj(array):
         raise ValueError(f"{name}: expected real numbers, got dtype {array.dtype}")

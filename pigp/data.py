@@ -10,6 +10,7 @@ passed on as an argument to the covariance, the objective and the posterior.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,11 +135,39 @@ def data_set(name: str, X, y, operator: Operator, noise: Parameter, kernel, inpu
 
 def target_scale(sets, standardize: bool = True) -> float:
     """``c``: the root mean square of the first set's targets (the u data when there
-    are any); 1 when ``standardize`` is off or the targets are all 0."""
+    are any), of all targets when those are all 0; 1 when ``standardize`` is off.
+
+    Computed as ``max|y| * rms(y / max|y|)`` where squaring ``y`` itself would
+    overflow or underflow (``|y|`` beyond ~1e150 or below ~1e-150), so any finite
+    targets have a finite, positive scale.
+    """
     if not standardize:
         return 1.0
-    rms = float(np.sqrt(np.mean(np.square(sets[0].y))))
-    return rms if rms > 0 else 1.0
+    for y in (sets[0].y, np.concatenate([s.y for s in sets])):
+        with np.errstate(over="ignore", under="ignore"):
+            rms = float(np.sqrt(np.mean(np.square(y))))
+        if not 1e-150 < rms < 1e150:
+            peak = float(np.max(np.abs(y)))
+            rms = peak * float(np.sqrt(np.mean(np.square(y / peak)))) if peak > 0 else 0.0
+        if rms > 0:
+            return rms
+    return 1.0
+
+
+def check_targets(sets) -> None:
+    """Refuse targets that are all 0 and warn about targets that are all equal: the
+    marginal likelihood cannot learn a scale or a variation from them."""
+    y = np.concatenate([s.y for s in sets])
+    names = ", ".join(f"y_{s.name}" if s.name in RESERVED_NAMES else f"{s.name}.y"
+                      for s in sets)
+    if not np.any(y):
+        raise ValueError(f"{names}: every target is 0, so the model cannot learn a scale from "
+                         "them (the kernel variance would collapse towards 0); give data with "
+                         "some non-zero values")
+    if len(y) > 1 and np.all(y == y[0]):
+        warnings.warn(f"{names}: the targets are all equal ({y[0]:g}): the model cannot learn "
+                      "how the field varies from them, only a constant", RuntimeWarning,
+                      stacklevel=4)
 
 
 def prepare(kernel, operator: Operator, noise_u: Parameter, noise_f: Parameter, X_u=None,
@@ -183,4 +212,5 @@ def prepare(kernel, operator: Operator, noise_u: Parameter, noise_f: Parameter, 
     for name, X, y, op, noise, x_name, y_name in raw:
         sets.append(data_set(name, X, y, op, noise, kernel, input_dim, dims, x_name, y_name))
         input_dim = sets[-1].X.shape[1]
+    check_targets(sets)
     return Data(tuple(sets), target_scale(sets, standardize))

@@ -138,6 +138,9 @@ def read(path) -> tuple:
             version this pigp does not read; the message names the file.
     """
     path = os.fspath(path)
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        raise ValueError(f"path: {path!r} is not a pigp model file (a model file is a zip "
+                         "archive written by model.save; this file is not a zip archive)")
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {k: archive[k] for k in archive.files}

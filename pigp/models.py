@@ -10,13 +10,14 @@ file format (:mod:`pigp.io`). Notation: docs/notation.md.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
 import tensorflow as tf
 
 from . import _validation as check
-from . import io, training
+from . import io, memory, training
 from .covariance import block, block_diag, check_smoothness
 from .data import Data, data_set, prepare
 from .kernels import Kernel
@@ -156,8 +157,8 @@ class PIGP(tf.Module):
                 ``steps=0`` nothing is trained: the data are set and the posterior
                 computed at the current parameters.
             verbose: show a progress bar with the current loss.
-            callback: ``callback(step, loss, model)`` after each compiled call of
-                up to 250 Adam steps; returning ``True`` stops Adam early.
+            callback: ``callback(step, loss, model)`` after every 250 Adam steps
+                and after the last; returning ``True`` stops Adam early.
 
         Returns:
             self. The parameters left are those of the lowest loss seen.
@@ -171,6 +172,7 @@ class PIGP(tf.Module):
             raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
         data = prepare(self.kernel, self.operator, self.noise_u, self.noise_f, X_u, y_u, X_f,
                        y_f, observations, self.dims, self.standardize)
+        memory.check_fit(sum(data.sizes), self.dtype)
         # The kernel checks its shapes against the inputs before creating anything.
         self.kernel.build(np.concatenate([s.X for s in data.sets]))
 
@@ -192,7 +194,8 @@ class PIGP(tf.Module):
             self.posterior()
             warnings.warn(f"fit interrupted after {len(self.history)} steps; kept the best "
                           "parameters so far", RuntimeWarning, stacklevel=2)
-            raise
+            # A new exception: the traceback ends here, not deep inside TensorFlow or SciPy.
+            raise KeyboardInterrupt from None
         self._record(adam, lbfgs)
         self.posterior()
         if self.rejected_steps:
@@ -343,14 +346,25 @@ class PIGP(tf.Module):
             Ks, prior = program(tf.constant(Xc, self.dtype), Xs)
             return Ks.numpy().astype(np.float64), prior.numpy().astype(np.float64)
 
-        mean, var, V = posterior.predict(cross, X, keep_V=full_cov, chunk=CHUNK)
+        mean, var, V, collapsed = posterior.predict(cross, X, keep_V=full_cov, chunk=CHUNK)
+        if collapsed:
+            warnings.warn(f"predict: the posterior variance of {output!r} collapsed (below "
+                          f"1e-12 of the data's scale) at {collapsed} of {len(X)} points that are "
+                          "uncorrelated with every data point, where it should be the prior's: "
+                          "the kernel variance has collapsed (model.parameter_values())",
+                          RuntimeWarning, stacklevel=2)
         mean = mean * self.y_scale
         if full_cov:
             Xt = tf.constant(X, self.dtype)
             prior = block(self.kernel, Xt, Xt, terms, terms).numpy().astype(np.float64)
-            cov = (prior - V.T @ V) * self.y_scale ** 2
-            return mean, 0.5 * (cov + cov.T)
-        return mean, np.maximum(var, 0.0) * self.y_scale ** 2
+            cov = self._squared_units(prior - V.T @ V)
+            return mean, _representable(0.5 * (cov + cov.T), "covariance")
+        return mean, _representable(self._squared_units(np.maximum(var, 0.0)), "variance")
+
+    def _squared_units(self, values: np.ndarray) -> np.ndarray:
+        """Variances from standardised to data units (inf where beyond float64)."""
+        with np.errstate(over="ignore"):
+            return values * np.square(np.float64(self.y_scale))
 
     def covariance(self, X1, X2=None, left="u", right="u") -> np.ndarray:
         """The prior covariance ``cov(L_left u(X1), L_right u(X2))`` in data units.
@@ -377,7 +391,7 @@ class PIGP(tf.Module):
         t_right = self._output_terms(right, X1.shape[1])
         K = block(self.kernel, tf.constant(X1, self.dtype), tf.constant(X2, self.dtype),
                   t_left, t_right)
-        return K.numpy().astype(np.float64) * self.y_scale ** 2
+        return self._squared_units(K.numpy().astype(np.float64))
 
     def _require_data(self):
         if self.data is None:
@@ -435,30 +449,51 @@ def load(path, custom_objects: dict | None = None) -> PIGP:
             format version, or damaged (the message names the file and the entry).
     """
     spec, arrays = io.read(path)
+    path = os.fspath(path)
+
+    def damaged(detail):
+        return ValueError(f"path: {path!r} is a damaged pigp model file: {detail}")
+
     try:
-        parameters = [Parameter.from_config(c, arrays[f"parameter_{i}"])
-                      for i, c in enumerate(spec["parameters"])]
+        try:
+            parameters = [Parameter.from_config(c, arrays[f"parameter_{i}"])
+                          for i, c in enumerate(spec["parameters"])]
+        except ValueError as error:
+            raise damaged(error) from None
         model = PIGP.from_config(io.decode(spec["model"], parameters, custom_objects))
         sets = []
         for i, s in enumerate(spec["sets"]):
             operator = io.decode(s["operator"], parameters, custom_objects)
             noise = io.decode(s["noise"], parameters, custom_objects)
-            sets.append(data_set(s["name"], arrays[f"set_{i}_X"], arrays[f"set_{i}_y"],
-                                 operator, noise, model.kernel,
-                                 sets[0].X.shape[1] if sets else None, model.dims,
-                                 f"{path}: set_{i}_X", f"{path}: set_{i}_y"))
+            try:
+                sets.append(data_set(s["name"], arrays[f"set_{i}_X"], arrays[f"set_{i}_y"],
+                                     operator, noise, model.kernel,
+                                     sets[0].X.shape[1] if sets else None, model.dims,
+                                     f"set_{i}_X", f"set_{i}_y"))
+            except ValueError as error:
+                raise damaged(error) from None
         y_scale = float(spec["y_scale"])
+        if not (math.isfinite(y_scale) and y_scale > 0):
+            raise damaged(f"y_scale: expected a positive number, got {y_scale}")
         if sets:
-            if not (math.isfinite(y_scale) and y_scale > 0):
-                raise ValueError(f"{path}: y_scale: expected a positive number, got {y_scale}")
             model.data = Data(tuple(sets), y_scale)
         model.history = arrays["history"].tolist()
         model.lbfgs_evaluations = arrays["lbfgs_evaluations"].tolist()
         model.rejected_steps = arrays["rejected_steps"].tolist()
     except (KeyError, IndexError, TypeError) as error:
-        raise ValueError(f"path: {path!r} is a damaged pigp model file (missing or invalid "
-                         f"entry {error})") from None
+        raise damaged(f"missing or invalid entry {error}") from None
     return model
+
+
+def _representable(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` in data units; warn where they overflowed float64 (data near 1e154
+    and beyond have variances beyond 1e308)."""
+    if not np.all(np.isfinite(values)):
+        warnings.warn(f"predict: the posterior {what} in data units is beyond float64's range "
+                      "at some points (inf there): the targets' scale squared overflows; "
+                      "divide the targets by a constant to see it", RuntimeWarning,
+                      stacklevel=3)
+    return values
 
 
 def _as_parameter(value, name: str) -> Parameter:

@@ -100,9 +100,12 @@ class Parameter(tf.Module):
         """A parameter with ``config``'s settings and this unconstrained value, bit for bit."""
         unconstrained = np.asarray(unconstrained, dtype=np.float64)
         shape = tuple(config["shape"])
-        if unconstrained.shape != shape or not np.all(np.isfinite(unconstrained)):
-            raise ValueError(f"parameter {config['name']!r}: expected a finite value of shape "
-                             f"{shape}, got shape {unconstrained.shape}")
+        if unconstrained.shape != shape:
+            raise ValueError(f"parameter {config['name']!r}: expected a value of shape {shape}, "
+                             f"got shape {unconstrained.shape}")
+        if not np.all(np.isfinite(unconstrained)):
+            raise ValueError(f"parameter {config['name']!r}: expected finite values, got "
+                             f"{unconstrained}")
         placeholder = np.full(shape, float(config["lower"]) + 1.0)
         parameter = cls(placeholder, positive=config["positive"], lower=config["lower"],
                         trainable=config["trainable"], name=config["name"])

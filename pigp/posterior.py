@@ -37,12 +37,14 @@ class Posterior:
             at which ``K`` was computed.
         jitter: the relative jitter the factorisation needed on top of the model's
             (0 when none was).
+        prior: ``diag(K)``, the data's prior variances (noise included).
     """
 
     chol: np.ndarray
     alpha: np.ndarray
     values: tuple
     jitter: float = 0.0
+    prior: np.ndarray = None
 
     @classmethod
     def compute(cls, K: np.ndarray, y: np.ndarray, values: tuple, sizes=None,
@@ -56,12 +58,14 @@ class Posterior:
                 :meth:`is_current`).
             sizes, names: the data sets' sizes and names, for error messages.
         """
-        chol, jitter = jittered_cholesky(np.asarray(K, dtype=np.float64), sizes, names)
+        K = np.asarray(K, dtype=np.float64)
+        prior = np.diag(K).copy()
+        chol, jitter = jittered_cholesky(K, sizes, names)
         alpha = scipy.linalg.cho_solve((chol, True), np.asarray(y, dtype=np.float64),
                                        check_finite=False)
-        for array in (chol, alpha):
+        for array in (chol, alpha, prior):
             array.setflags(write=False)
-        return cls(chol, alpha, tuple(np.array(v, copy=True) for v in values), jitter)
+        return cls(chol, alpha, tuple(np.array(v, copy=True) for v in values), jitter, prior)
 
     def is_current(self, values: tuple) -> bool:
         """Whether ``values`` (same order as at :meth:`compute`) are exactly this
@@ -79,9 +83,13 @@ class Posterior:
             keep_V: also return ``V`` (for a full covariance); else None.
 
         Returns:
-            ``(mean, var, V)``: arrays (n,), (n,) (not clipped) and (N, n) or None.
+            ``(mean, var, V, collapsed)``: arrays (n,), (n,) (not clipped) and
+            (N, n) or None, and the number of points uncorrelated with every data
+            value (correlation below 1e-3) whose variance is below 1e-12 (the
+            standardised data's scale is 1): there it should be the prior's, so a
+            kernel variance has collapsed.
         """
-        means, variances, Vs = [], [], []
+        means, variances, Vs, collapsed = [], [], [], 0
         for start in range(0, len(X), chunk):
             part = X[start:start + chunk]
             padded = np.concatenate([part, np.repeat(part[-1:], chunk - len(part), axis=0)])
@@ -92,5 +100,9 @@ class Posterior:
             variances.append(prior - np.einsum("ij,ij->j", V, V))
             if keep_V:
                 Vs.append(V)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                correlation = np.max(np.abs(Ks) / np.sqrt(np.outer(np.abs(prior), self.prior)),
+                                     axis=1)
+            collapsed += int(np.sum((correlation < 1e-3) & (variances[-1] < 1e-12)))
         V = np.concatenate(Vs, axis=1) if keep_V else None
-        return np.concatenate(means), np.concatenate(variances), V
+        return np.concatenate(means), np.concatenate(variances), V, collapsed

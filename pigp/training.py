@@ -16,12 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import time
+
 import numpy as np
 import tensorflow as tf
 
 __all__ = ["Adam", "AdamState", "History", "adam_steps", "minimize_adam", "minimize_lbfgs"]
 
-STEPS_PER_CALL = 250   # Adam steps per compiled call
+STEPS_PER_CALL = 250     # Adam steps per compiled call at most; callbacks come this often
+SECONDS_PER_CALL = 0.2   # the time a compiled call of Adam steps aims at
 
 
 class AdamState(NamedTuple):
@@ -140,28 +143,38 @@ def _adam_program(objective, optimizer: Adam):
 
 def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
     """Run ``steps`` Adam steps from ``state``, yielding ``(losses, taken, state)`` after
-    each compiled call of up to 250 steps (one step per call on LAPACK's back end).
+    each compiled call.
 
-    The bare loop of :func:`minimize_adam`, without its return to the best values."""
-    if objective.backend(int(y.shape[0])) == "lapack":
+    On TensorFlow's back end one call runs as many steps as take about
+    ``SECONDS_PER_CALL`` (measured as it goes, at most 250, never across a multiple
+    of 250), so that Ctrl-C, which Python sees only between calls, lands quickly;
+    on LAPACK's each step is a call of its own and 250 are yielded together. The
+    bare loop of :func:`minimize_adam`, without its return to the best values.
+    """
+    lapack = objective.backend(int(y.shape[0])) == "lapack"
+    if lapack:
         update = objective.program(("adam update", optimizer),
                                    lambda: tf.function(optimizer.update, autograph=False))
     else:
         program = objective.program(("adam loop", optimizer),
                                     lambda: _adam_program(objective, optimizer))
-    done = 0
+    done, size = 0, 1
     while done < steps:
-        n = min(STEPS_PER_CALL, steps - done)
-        if objective.backend(int(y.shape[0])) == "lapack":
+        n = min(size, STEPS_PER_CALL - done % STEPS_PER_CALL, steps - done)
+        if lapack:
             losses, taken = np.empty(n), np.empty(n, bool)
             for i in range(n):
                 loss, grads = objective.loss_and_gradient(Xs, y, "lapack")
                 losses[i] = loss.numpy()
                 step, state = update(loss, grads, objective.variables, state)
                 taken[i] = step.numpy()
+            size = STEPS_PER_CALL
         else:
+            start = time.perf_counter()
             losses, taken, state = program(Xs, y, tf.constant(n), state)
             losses, taken = losses.numpy(), taken.numpy()
+            seconds = time.perf_counter() - start
+            size = max(1, min(STEPS_PER_CALL, int(SECONDS_PER_CALL * n / max(seconds, 1e-9))))
         done += n
         yield losses, taken, state
 
@@ -175,8 +188,8 @@ def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
         Xs, y: its data.
         steps: the number of steps.
         optimizer: an :class:`Adam` (default ``Adam()``).
-        callback: ``callback(steps_done, last_loss)`` after each compiled call;
-            returning ``True`` stops early.
+        callback: ``callback(steps_done, last_loss)`` after every 250 steps and
+            after the last; returning ``True`` stops early.
         progress: an object with ``update(n)`` and ``set_postfix(...)`` (tqdm).
         history: a :class:`History` to fill (so that an interrupted run's is kept);
             default a new one.
@@ -197,7 +210,9 @@ def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
             if progress is not None:
                 progress.update(len(losses))
                 progress.set_postfix(loss=f"{losses[-1]:.6g}")
-            if callback is not None and callback(len(history.losses), float(losses[-1])) is True:
+            done = len(history.losses)
+            if callback is not None and (done % STEPS_PER_CALL == 0 or done == steps) \
+                    and callback(done, float(losses[-1])) is True:
                 break
     finally:
         _keep_best(objective, Xs, y, state)

@@ -179,3 +179,41 @@ def test_io_does_not_read_private_attributes():
                if isinstance(node, ast.Attribute) and node.attr.startswith("_")
                and not node.attr.startswith("__")]
     assert private == []
+
+
+def _edited(path, target, **changes):
+    data = dict(np.load(path))
+    spec = json.loads(str(data["spec"]))
+    for key, value in changes.items():
+        if key == "y_scale":
+            spec["y_scale"] = value
+        else:
+            data[key] = value(data[key])
+    np.savez(target, **{**data, "spec": np.array(json.dumps(spec))})
+    return target
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"set_1_y": lambda y: np.where(np.arange(len(y)) == 3, np.nan, y)},
+     r"set_1_y: expected finite values"),
+    ({"set_0_y": lambda y: y[:-1]}, r"set_0_y: expected 12 values, one per row of set_0_X"),
+    ({"set_1_X": lambda X: X[:, :1]}, r"set_1_X: expected 2 columns"),
+    ({"parameter_0": lambda p: np.full_like(p, np.inf)},
+     r"parameter 'variance': expected finite values, got inf"),
+    ({"y_scale": -1.0}, r"y_scale: expected a positive number, got -1"),
+], ids=["nan-target", "short-y", "wrong-columns", "inf-parameter", "negative-scale"])
+def test_edited_files_are_refused_naming_the_file_and_the_field(change, message, heat_data,
+                                                                tmp_path):
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(*heat_data, steps=0)
+    model.save(tmp_path / "good.npz")
+    target = _edited(tmp_path / "good.npz", tmp_path / "edited.npz", **change)
+    with pytest.raises(ValueError, match=r"edited.npz'? is a damaged pigp model file: " + message):
+        pigp.load(target)
+
+
+def test_a_file_that_is_not_a_zip_archive_says_so(tmp_path):
+    (tmp_path / "notes.npz").write_text("x, y\n1, 2\n")
+    with pytest.raises(ValueError) as info:
+        pigp.load(tmp_path / "notes.npz")
+    assert "not a zip archive" in str(info.value) and "pickle" not in str(info.value)

@@ -221,3 +221,153 @@ def test_no_noise_warning_on_a_well_fitted_problem():
         warnings.simplefilter("always")
         pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0)).fit(*heat_data())
     assert not [w for w in caught if "as noise" in str(w.message)]
+
+
+# ----- faults a hostile but legitimate user meets (docs/reliability.md's fault table) --------
+def test_targets_near_the_float64_limit_are_standardised_without_overflow():
+    """Data times 1e100 give the predictions of the data times 1e100; at 1e200 the mean
+    still does, and the variance, not representable, is inf with a warning."""
+    X_u, y_u, X_f, y_f = heat_data()
+    X = np.random.default_rng(2).uniform(size=(50, 2))
+
+    def fitted(scale):
+        model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+        return model.fit(X_u, scale * y_u, X_f, scale * y_f, steps=200, optimizer="adam")
+
+    reference = fitted(1.0)
+    mean_ref, var_ref = reference.predict(X)
+    mean, var = fitted(1e100).predict(X)
+    np.testing.assert_allclose(mean, 1e100 * mean_ref, rtol=1e-6, atol=1e-6 * 1e100)
+    np.testing.assert_allclose(var, 1e200 * var_ref, rtol=1e-4, atol=1e-8 * 1e200)
+    model = fitted(1e200)
+    assert model.y_scale == pytest.approx(1e200 * reference.y_scale, rel=1e-12)
+    with pytest.warns(RuntimeWarning, match="variance .* beyond float64"):
+        mean, var = model.predict(X)
+    np.testing.assert_allclose(mean, 1e200 * mean_ref, rtol=1e-6, atol=1e-6 * 1e200)
+    assert np.all(np.isinf(var)) and not np.any(np.isnan(var))
+
+
+def test_all_zero_targets_are_refused():
+    X_u, _, X_f, _ = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    with pytest.raises(ValueError, match="every target is 0.*cannot learn"):
+        model.fit(X_u, np.zeros(len(X_u)), X_f, np.zeros(len(X_f)))
+    assert model.data is None
+
+
+def test_constant_targets_are_warned():
+    X_u, _, X_f, _ = heat_data()
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    with pytest.warns(RuntimeWarning, match="all equal"):
+        model.fit(X_u, np.full(len(X_u), 2.0), steps=0)
+
+
+def test_a_posterior_variance_collapsed_far_from_the_data_is_warned():
+    X_u, y_u, X_f, y_f = heat_data()
+    kernel = pigp.kernels.SquaredExponential(pigp.Parameter(1e-20, trainable=False), [0.1, 0.1])
+    model = pigp.PIGP(kernel, pigp.operators.heat(1.0)).fit(X_u, y_u, X_f, y_f, steps=0)
+    with pytest.warns(RuntimeWarning, match="posterior variance .* collapsed"):
+        model.predict([[5.0, 5.0]])
+    healthy = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.1, 0.1]),
+                        pigp.operators.heat(1.0)).fit(X_u, y_u, X_f, y_f, steps=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        healthy.predict([[5.0, 5.0]])
+
+
+_MEMORY = textwrap.dedent("""
+    import resource, numpy as np, pigp
+    # Under a limit: were the refusal to fail, the child would fail to allocate, not
+    # drive the machine out of memory.
+    with open("/proc/self/status") as handle:
+        size = [int(l.split()[1]) * 1024 for l in handle if l.startswith("VmSize")][0]
+    resource.setrlimit(resource.RLIMIT_AS, (size + 4 * 2 ** 30, size + 4 * 2 ** 30))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(6000, 2))
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        model.fit(X, np.sin(X[:, 0]), X, np.cos(X[:, 1]))
+    except ValueError as error:
+        print("refused:", error)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print("grew_kib", after - before)
+""")
+
+
+@pytest.mark.slow
+def test_a_problem_too_large_for_memory_is_refused_before_allocating():
+    """6000 u + 6000 f points (K alone 1.2 GB, the fit ~25x that) on a 24 GB machine."""
+    output = subprocess.run([sys.executable, "-c", _MEMORY], capture_output=True, text=True,
+                            check=True, timeout=300).stdout
+    assert "refused: fit: 12000 data values need about" in output
+    assert "SparsePIGP" in output or "at most" in output
+    grew = int(output.split("grew_kib")[1])
+    assert grew < 200 * 1024           # nothing of N^2 size was allocated (1.1 GB each)
+
+
+def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
+    from pigp import memory
+
+    X_u, y_u, X_f, y_f = heat_data()
+    n = len(X_u) + len(X_f)
+    need = memory.fit_bytes(n, tf.float64)
+    monkeypatch.setattr(memory, "available_bytes", lambda: need // 2)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    with pytest.raises(ValueError, match=f"fit: {n} data values need about .* at most"):
+        model.fit(X_u, y_u, X_f, y_f)
+    assert model.data is None
+    monkeypatch.setattr(memory, "available_bytes", lambda: int(need * 1.5))
+    with pytest.warns(RuntimeWarning, match="of the memory available"):
+        model.fit(X_u, y_u, X_f, y_f, steps=0)
+
+
+_INTERRUPT = textwrap.dedent("""
+    import sys, time, numpy as np, pigp
+    from pigp.experiments import heat_design, heat_solution
+    optimizer, n_f = sys.argv[1], int(sys.argv[2])
+    X_u, X_f = heat_design(0, n_f)
+    data = (X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1])
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model.fit(*data, steps=2, optimizer=optimizer)            # compile
+    print("ready", flush=True)
+    try:
+        model.fit(*data, steps=10 ** 6 if optimizer == "adam" else 15000, optimizer=optimizer,
+                  learning_rate=1e-4)
+    except KeyboardInterrupt:
+        losses = model.history + model.lbfgs_evaluations
+        best = min(h for h in losses if np.isfinite(h))
+        print("caught", time.perf_counter(), len(losses),
+              -model.log_marginal_likelihood() <= best + 1e-9 * abs(best), flush=True)
+        model.predict(X_f)
+        raise
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer,n_f", [("adam", 30), ("adam", 470), ("lbfgs", 600)])
+def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f):
+    """A real SIGINT to a child process fitting with Adam (compiled chunks, small and
+    near the LAPACK threshold) or L-BFGS (LAPACK path)."""
+    import signal
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", _INTERRUPT, optimizer, str(n_f)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(1.5)
+        sent = time.perf_counter()
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    caught = stdout.split()
+    assert caught[0] == "caught" and int(caught[2]) > 0 and caught[3] == "True"
+    print(f"{optimizer}, N = {20 + n_f}: landed {float(caught[1]) - sent:.3f} s after SIGINT")
+    assert child.returncode != 0
+    lines = [line for line in stderr.splitlines() if "interrupted" in line]
+    assert len(lines) == 1 and "kept the best parameters" in lines[0]
+    traceback = stderr[stderr.index("Traceback"):]
+    assert "tensorflow" not in traceback and "scipy" not in traceback
+    assert traceback.strip().endswith("KeyboardInterrupt")

@@ -112,3 +112,13 @@ def test_kernel_shape_mismatch_is_refused_before_any_state_changes():
     assert kernel.lengthscales is None and kernel.frequencies is None
     with pytest.raises(ValueError, match="not fitted yet"):
         model.predict(X_u)
+
+
+def test_boolean_inputs_and_targets_are_refused():
+    X_u, X_f = heat_design(0)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    with pytest.raises(ValueError, match="X_u: expected a numeric array, got dtype bool"):
+        model.fit(X_u > 0.5, heat_solution(X_u)[0])
+    with pytest.raises(ValueError, match="y_u: expected a numeric array, got dtype bool"):
+        model.fit(X_u, heat_solution(X_u)[0] > 0.1)
+    assert model.data is None

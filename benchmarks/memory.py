@@ -1,0 +1,51 @@
+"""Memory an exact fit needs: peak resident memory of a fresh process per N.
+
+For N = N_u + N_f values of the heat problem (half u, half f; float64), one
+process per N imports pigp, notes its peak resident memory, fits (one Adam step
+and one L-BFGS iteration, the fit's largest arrays: K, its factor and inverse, W
+and the assembly's temporaries), and reports how much the peak grew, per entry of
+K, beside ``pigp.memory.fit_bytes``'s estimate.
+
+    python benchmarks/memory.py --out results/memory.json
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+
+from _output import write_json
+
+CHILD = """
+import json, resource, sys, numpy as np, pigp
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+X_u, X_f = rng.uniform(size=(n // 2, 2)), rng.uniform(size=(n - n // 2, 2))
+model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=1)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"N": n, "grew_bytes": peak - base, "estimate_bytes": pigp.memory.fit_bytes(n)}))
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000, 6000])
+    parser.add_argument("--out", default="results/memory.json")
+    args = parser.parse_args()
+    rows = []
+    print(f"{'N':>6} {'grew GB':>8} {'bytes/entry':>12} {'estimate GB':>12}")
+    for n in args.sizes:
+        output = subprocess.run([sys.executable, "-c", CHILD, str(n)], capture_output=True,
+                                text=True, check=True).stdout
+        row = json.loads(output.strip().splitlines()[-1])
+        row["bytes_per_entry"] = row["grew_bytes"] / n ** 2
+        rows.append(row)
+        print(f"{n:>6} {row['grew_bytes'] / 1e9:>8.2f} {row['bytes_per_entry']:>12.0f} "
+              f"{row['estimate_bytes'] / 1e9:>12.2f}")
+    write_json(args.out, {"rows": rows})
+
+
+if __name__ == "__main__":
+    main()
