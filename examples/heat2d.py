@@ -1,6 +1,6 @@
 """Heat equation in (x, y, t): u_t - (u_xx + u_yy) = f.
 
-The code is ``pigp.problems.heat2d`` (also run by ``pigp heat2d``).
+The code is ``pigp.experiments.problems.heat2d`` (also run by ``pigp heat2d``).
 
     python examples/heat2d.py --out results/heat2d --seed 0
 """

@@ -1,6 +1,6 @@
 """2-D Helmholtz u_xx + u_yy + 4 u = f with Dirichlet and Neumann boundary data.
 
-The code is ``pigp.problems.helmholtz2d`` (also run by ``pigp helmholtz2d``).
+The code is ``pigp.experiments.problems.helmholtz2d`` (also run by ``pigp helmholtz2d``).
 
     python examples/helmholtz2d.py --out results/helmholtz2d --seed 0
 """

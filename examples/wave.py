@@ -1,6 +1,6 @@
 """Wave equation u_tt - c^2 u_xx = 0 with the speed c learned.
 
-The code is ``pigp.problems.wave`` (also run by ``pigp wave``).
+The code is ``pigp.experiments.problems.wave`` (also run by ``pigp wave``).
 
     python examples/wave.py --out results/wave --seed 0
 """

@@ -54,12 +54,13 @@ pigp.plotting.slice_at(model, 0.5, ax=axes[2], output="f",
 # %% [markdown]
 # ## The training curve
 #
-# The loss at every step: 2000 Adam steps, then L-BFGS-B's evaluations.
+# The loss at every iteration: 2000 Adam steps, then L-BFGS-B's iterations
+# (`model.lbfgs_evaluations` holds every loss its line searches evaluated).
 # Steps whose loss or gradient was not finite would be marked (they are
 # skipped, see `model.rejected_steps`).
 
 # %%
 ax = pigp.plotting.training_curve(model.history, rejected=model.rejected_steps)
 ax.set_yscale("symlog")
-print(f"{len(model.history)} loss evaluations, final loss {model.history[-1]:.3f}, "
-      f"{len(model.rejected_steps)} rejected")
+print(f"{len(model.history)} iterations ({len(model.lbfgs_evaluations)} L-BFGS evaluations), "
+      f"final loss {model.history[-1]:.3f}, {len(model.rejected_steps)} rejected")
