@@ -307,7 +307,7 @@ class PIGP(tf.Module):
     def _cross(self, output, terms):
         """The compiled ``(K_*y, k_**)`` of ``output`` against the data sets."""
         key = (output if isinstance(output, str) else id(output),
-               tuple((id(c), i) for c, i in terms), self._objective.signature)
+               tuple((id(c), i) for c, i in terms), self.objective().signature)
         entry = self._outputs.get(key)
         if entry is None or entry[0] is not output:
             sets = self.data.sets
