@@ -202,15 +202,15 @@ def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
     history = History() if history is None else history
     if steps == 0 or not objective.variables:
         return history
-    state = optimizer.init(objective.variables)
+    state, done = optimizer.init(objective.variables), 0
     try:
         for losses, taken, state in adam_steps(objective, Xs, y, steps, optimizer, state):
             history.rejected.extend((len(history.losses) + np.flatnonzero(~taken)).tolist())
             history.losses.extend(losses.tolist())
+            done += len(losses)
             if progress is not None:
                 progress.update(len(losses))
                 progress.set_postfix(loss=f"{losses[-1]:.6g}")
-            done = len(history.losses)
             if callback is not None and (done % STEPS_PER_CALL == 0 or done == steps) \
                     and callback(done, float(losses[-1])) is True:
                 break
