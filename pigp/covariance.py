@@ -35,7 +35,7 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
     """``L k M'`` on pair tensors ``x1``, ``x2`` of shape ``(..., d)`` (broadcastable).
 
     Args:
-        kernel: a :class:`pigp.kernels.Kernel`.
+        kernel: a ``pigp.kernels.Kernel``.
         left, right: resolved operator terms ``[(Coefficient, multi_index)]`` acting
             on the first and second argument.
 
@@ -95,8 +95,8 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
         kernel: the prior covariance of u.
         Xs: one tensor of points per data set, shapes (n_i, d).
         sets: objects with ``terms`` (resolved operator terms) and ``noise`` (a
-            :class:`pigp.Parameter`), one per entry of ``Xs``, e.g. the
-            :class:`pigp.data.DataSet` objects of a fit.
+            ``pigp.Parameter``), one per entry of ``Xs``, e.g. the
+            ``pigp.data.DataSet`` objects of a fit.
         jitter: the relative diagonal jitter.
         dtype: the dtype of the parameters' values in the result.
 

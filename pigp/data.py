@@ -1,10 +1,10 @@
 """Data sets: noisy observations ``y = (L u)(X) + noise`` of one operator each.
 
-Every data set a model sees is an :class:`Observations`: the u values
+Every data set a model sees is an ``Observations``: the u values
 (``X_u, y_u``; operator ``Identity``), the f values (``X_f, y_f``; the model's
-operator) and any boundary, initial or Neumann data. :func:`prepare` validates
+operator) and any boundary, initial or Neumann data. ``prepare`` validates
 them all once, resolves each operator against the input columns and picks the
-scale the targets are divided by, and returns an immutable :class:`Data` that is
+scale the targets are divided by, and returns an immutable ``Data`` that is
 passed on as an argument to the covariance, the objective and the posterior.
 """
 
@@ -39,7 +39,7 @@ class Observations:
             operator for forcing data, ``D("x")`` or a normal derivative for
             Neumann data.
         noise: initial noise variance (learned), a positive number or a
-            :class:`pigp.Parameter` (use ``trainable=False`` to fix it).
+            ``pigp.Parameter`` (use ``trainable=False`` to fix it).
         name: a label for ``parameter_values()``, ``predict(output=name)`` and
             errors; distinct from the other sets' names and from ``"u"`` and
             ``"f"``, which name the ``X_u``/``X_f`` data.
@@ -88,7 +88,7 @@ class Data:
     """The data sets of one fit and the scale their targets are divided by.
 
     Attributes:
-        sets: the :class:`DataSet` objects, in the order of the joint covariance.
+        sets: the ``DataSet`` objects, in the order of the joint covariance.
         y_scale: ``c``: every target is divided by it before training.
     """
 
@@ -121,7 +121,7 @@ class Data:
 
 def data_set(name: str, X, y, operator: Operator, noise: Parameter, kernel, input_dim=None,
              dims=None, x_name: str = "X", y_name: str = "y") -> DataSet:
-    """One validated :class:`DataSet`; ``ValueError`` naming ``x_name``/``y_name`` if not."""
+    """One validated ``DataSet``; ``ValueError`` naming ``x_name``/``y_name`` if not."""
     if X is None or y is None:
         missing = x_name if X is None else y_name
         raise ValueError(f"{missing}: expected an array (both {x_name} and {y_name} "
@@ -173,14 +173,14 @@ def check_targets(sets) -> None:
 def prepare(kernel, operator: Operator, noise_u: Parameter, noise_f: Parameter, X_u=None,
             y_u=None, X_f=None, y_f=None, observations=(), dims=None,
             standardize: bool = True) -> Data:
-    """Validate every data set of a fit and return them as one :class:`Data`.
+    """Validate every data set of a fit and return them as one ``Data``.
 
     Args:
         kernel: checked to be smooth enough for each set's operator.
         operator: the operator of the f data.
         noise_u, noise_f: the noise parameters of the u and f data.
         X_u, y_u, X_f, y_f: the u and f data (either pair may be None).
-        observations: further :class:`Observations`.
+        observations: further ``Observations``.
         dims: column names for operators that declare none.
         standardize: divide targets by the RMS of the first set's targets.
 

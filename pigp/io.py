@@ -2,16 +2,16 @@
 
 Objects describe themselves (``get_config()`` / ``from_config()``, as Keras
 layers do): a kernel, an operator or a coefficient gives its constructor's
-arguments, and :func:`encode` turns such a description into JSON, recursively:
+arguments, and ``encode`` turns such a description into JSON, recursively:
 
-- a :class:`pigp.Parameter` becomes a reference into a table of parameters, so a
+- a ``pigp.Parameter`` becomes a reference into a table of parameters, so a
   parameter shared by two places (``alpha`` in two operator terms) stays shared;
   each one's *unconstrained* value is stored as an array, so loaded values are
   bit for bit those saved;
 - an object with ``get_config`` becomes its class's import path and its
-  description; a function (a :class:`pigp.kernels.Custom` kernel's) its import path.
+  description; a function (a ``pigp.kernels.Custom`` kernel's) its import path.
 
-:func:`decode` reverses this, importing each class by its path (or taking it
+``decode`` reverses this, importing each class by its path (or taking it
 from ``custom_objects`` where it cannot be imported, e.g. one defined in a
 script), so a user-defined kernel class round-trips. Nothing is unpickled.
 """
@@ -85,7 +85,7 @@ def encode(value, table: ParameterTable):
 
 
 def decode(data, parameters: list, custom_objects: dict | None = None):
-    """The object :func:`encode` described, with ``parameters`` the loaded table."""
+    """The object ``encode`` described, with ``parameters`` the loaded table."""
     custom_objects = custom_objects or {}
     if isinstance(data, list):
         return [decode(v, parameters, custom_objects) for v in data]

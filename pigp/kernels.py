@@ -2,7 +2,7 @@
 
 A kernel evaluates ``k(x1, x2)`` on *pair tensors*: ``x1`` and ``x2`` of shape
 ``(..., d)`` give ``(...)``. Broadcasting over all pairs (the Gram matrix) and
-the operator blocks (:mod:`pigp.covariance`) are built on top, so a new kernel
+the operator blocks (``pigp.covariance``) are built on top, so a new kernel
 only writes the formula for one pair.
 
 Every kernel here is smooth to all orders at coincident points in the sense the
@@ -26,11 +26,11 @@ __all__ = ["Kernel", "Stationary", "SquaredExponential", "Matern52", "Matern72",
 
 
 class Kernel(tf.Module):
-    """Base class: subclasses implement :meth:`pair`.
+    """Base class: subclasses implement ``pair``.
 
     Attributes:
         stationary: True when ``k(x1, x2)`` depends on ``x1 - x2`` only; then
-            :meth:`stationary_pair` is defined and operator blocks need one
+            ``stationary_pair`` is defined and operator blocks need one
             level of tapes less.
         max_order: how many derivatives each argument of ``k`` can take in the
             mean-square sense (``inf`` for the squared exponential, ``ceil(nu) - 1``
@@ -53,7 +53,7 @@ class Kernel(tf.Module):
         return {}
 
     def get_config(self) -> dict:
-        """The constructor's arguments, parameters as :class:`pigp.Parameter` objects.
+        """The constructor's arguments, parameters as ``pigp.Parameter`` objects.
 
         ``type(kernel).from_config(kernel.get_config())`` builds an equal kernel
         sharing the same parameters; saving stores this description. A subclass
@@ -64,7 +64,7 @@ class Kernel(tf.Module):
 
     @classmethod
     def from_config(cls, config: dict) -> "Kernel":
-        """The kernel of :meth:`get_config`'s description."""
+        """The kernel of ``get_config``'s description."""
         return cls(**config)
 
     def __call__(self, X, X2=None, dtype=tf.float64) -> tf.Tensor:
@@ -93,7 +93,7 @@ class Stationary(Kernel):
 
     Args:
         variance: initial prior variance of u (a positive number), or a
-            :class:`pigp.Parameter` (e.g. with ``trainable=False`` to fix it).
+            ``pigp.Parameter`` (e.g. with ``trainable=False`` to fix it).
         lengthscales: initial lengthscales, a number (copied to every input
             dimension), one per dimension, or a Parameter; None picks
             ``0.5 * range`` of the training inputs per dimension at the first fit.

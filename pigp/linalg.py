@@ -1,6 +1,6 @@
 """Jittered Cholesky factorisation with retries (NumPy/SciPy, float64).
 
-:class:`CholeskyError` is what a fit or a prediction raises when the joint
+``CholeskyError`` is what a fit or a prediction raises when the joint
 covariance cannot be factorised; it is importable as ``pigp.CholeskyError``.
 """
 

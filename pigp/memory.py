@@ -6,7 +6,7 @@ derivative order of each block). The growth of a fresh process's peak resident
 memory over one ``fit`` of the heat problem (float64, half u and half f values;
 ``python benchmarks/memory.py`` measures it) is about 180 bytes per entry of K
 (~22 float64 N x N arrays) at N = 4000 to 6000, beyond ~0.6 GB of compiled
-programs. :func:`fit_bytes` rounds this up to 200 bytes per entry.
+programs. ``fit_bytes`` rounds this up to 200 bytes per entry.
 """
 
 from __future__ import annotations

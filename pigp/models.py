@@ -1,10 +1,10 @@
 """The physics-informed GP: a GP prior on u, conditioned on data of u and of L u.
 
-:class:`PIGP` wires the parts together: the data sets (:mod:`pigp.data`), the
-joint covariance (:mod:`pigp.covariance`), the objective (:mod:`pigp.objective`),
-the optimisers (:mod:`pigp.training`), the posterior snapshot
-(:mod:`pigp.posterior`), Laplace uncertainty (:mod:`pigp.uncertainty`) and the
-file format (:mod:`pigp.io`). Notation: docs/notation.md.
+``PIGP`` wires the parts together: the data sets (``pigp.data``), the
+joint covariance (``pigp.covariance``), the objective (``pigp.objective``),
+the optimisers (``pigp.training``), the posterior snapshot
+(``pigp.posterior``), Laplace uncertainty (``pigp.uncertainty``) and the
+file format (``pigp.io``). Notation: docs/notation.md.
 """
 
 from __future__ import annotations

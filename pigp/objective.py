@@ -1,7 +1,7 @@
 """The training objective: the negative log marginal likelihood and its gradient.
 
 ``loss = 0.5 y' K^-1 y + sum(log diag(chol)) + 0.5 N log(2 pi)``, with ``K`` the
-joint covariance of the data sets (:func:`pigp.covariance.joint`) and ``chol``
+joint covariance of the data sets (``pigp.covariance.joint``) and ``chol``
 its lower Cholesky factor. Its gradient in any parameter theta is
 ``0.5 tr((K^-1 - alpha alpha') dK/dtheta)`` with ``alpha = K^-1 y``: one
 vector-Jacobian product of the (compiled) Gram assembly with the cotangent
@@ -58,7 +58,7 @@ class Objective:
 
     Args:
         kernel: the prior covariance of u.
-        sets: the data sets (:class:`pigp.data.DataSet`); their terms and noise
+        sets: the data sets (``pigp.data.DataSet``); their terms and noise
             parameters are used, not their arrays.
         variables: the unconstrained ``tf.Variable`` objects gradients are taken in.
         jitter: the relative diagonal jitter of each block.
@@ -132,7 +132,7 @@ class Objective:
 
         Args:
             Xs, y: the data (see the class).
-            backend: ``"tensorflow"``, ``"lapack"`` or None (:meth:`backend` decides).
+            backend: ``"tensorflow"``, ``"lapack"`` or None (``backend`` decides).
 
         A ``K`` that is not positive definite gives a NaN loss and NaN gradients.
         """

@@ -4,7 +4,7 @@ An operator is a sum of terms ``coefficient * d^|a| / dx^a``, with ``a`` a
 multi-index over the input columns. Columns are named (``"x"``, ``"t"``) or
 indexed (``0``, ``1``); names are matched to columns through ``dims``, declared
 once on the operator or on the model. Coefficients are numbers or learnable
-:class:`pigp.Parameter` objects.
+``pigp.Parameter`` objects.
 
     from pigp.operators import D
     L = (D("t") - 0.5 * D("x", 2)).with_dims("x", "t")   # heat, alpha = 0.5
@@ -25,7 +25,7 @@ __all__ = ["Operator", "D", "Identity", "heat", "laplacian", "apply"]
 class Operator:
     """A linear differential operator ``sum_i c_i d^{a_i}``.
 
-    Build operators with :func:`D`, :data:`Identity` and arithmetic: ``+``, ``-``,
+    Build operators with ``D``, ``Identity`` and arithmetic: ``+``, ``-``,
     scalar ``*`` (a number or a Parameter), and composition ``L1 @ L2`` (or
     ``L1 * L2``).
 
@@ -103,7 +103,7 @@ class Operator:
 
     @property
     def parameters(self) -> list:
-        """The distinct :class:`Parameter` objects among the coefficients."""
+        """The distinct ``Parameter`` objects among the coefficients."""
         seen = []
         for c, _ in self.terms:
             for p in c.parameters:
@@ -176,7 +176,7 @@ def heat(diffusivity=1.0, dims=("x", "t")) -> Operator:
     """The heat operator ``L u = u_t - diffusivity * u_xx`` on columns ``(x, t)``.
 
     Args:
-        diffusivity: a positive number (fixed) or a :class:`Parameter` (learned).
+        diffusivity: a positive number (fixed) or a ``Parameter`` (learned).
         dims: the column names; the defaults mean ``X[:, 0] = x``, ``X[:, 1] = t``.
     """
     if isinstance(diffusivity, Parameter) and diffusivity.label is None:

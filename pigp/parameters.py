@@ -1,6 +1,6 @@
 """Constrained, trainable parameters.
 
-A :class:`Parameter` is read and assigned as its *constrained* value (a positive
+A ``Parameter`` is read and assigned as its *constrained* value (a positive
 lengthscale, a diffusivity) while the optimiser trains an unconstrained
 ``tf.Variable`` behind it, through TensorFlow Probability's softplus bijector.
 Parameters are stored in float64 and cast to a model's dtype where they are used.
@@ -22,7 +22,7 @@ def softplus(x):
 
 
 def inverse_softplus(y):
-    """The inverse of :func:`softplus`: ``log(exp(y) - 1)`` for ``y > 0`` (NumPy)."""
+    """The inverse of ``softplus``: ``log(exp(y) - 1)`` for ``y > 0`` (NumPy)."""
     y = np.asarray(y, dtype=np.float64)
     return y + np.log(-np.expm1(-y))
 

@@ -38,7 +38,7 @@ def field(X, values, ax=None, title: str | None = None, cmap: str = "viridis",
     """A heat map of values on a grid of 2-D points, with data points overlaid.
 
     Args:
-        X: grid points of shape (n*n, 2) from :func:`grid`.
+        X: grid points of shape (n*n, 2) from ``grid``.
         values: shape (n*n,).
         points: ``{label: array of shape (k, 2)}`` drawn as markers, e.g.
             ``{"u data": X_u, "f data": X_f}``.
@@ -89,7 +89,7 @@ def slice_at(model, t: float, x=None, truth=None, ax=None, output: str = "u", co
     """The posterior along x at a fixed ``t`` (column 1), with a ±2σ band and the truth.
 
     Args:
-        model: a fitted :class:`pigp.PIGP` on 2-D inputs.
+        model: a fitted ``pigp.PIGP`` on 2-D inputs.
         t: the value of the fixed column.
         x: the values of the free column (default 200 points on [0, 1]).
         truth: a function of points (n, 2) -> (n,), drawn dashed.

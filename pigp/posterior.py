@@ -7,7 +7,7 @@ standardised targets ``y``, the posterior of any ``M u`` at points ``X*`` has
     var  = k_** - colsum(V * V),  V = chol^-1 K_y*
 
 with ``K_*y = [cov(M u(X*), L_i u(X_i))]_i`` and ``k_**`` the prior variance of
-``M u`` at ``X*``. A :class:`Posterior` holds ``chol`` and ``alpha`` with the
+``M u`` at ``X*``. A ``Posterior`` holds ``chol`` and ``alpha`` with the
 parameter values they were computed at; a model recomputes it as soon as any
 parameter differs, so a prediction never mixes old weights with new blocks.
 """
@@ -49,13 +49,13 @@ class Posterior:
     @classmethod
     def compute(cls, K: np.ndarray, y: np.ndarray, values: tuple, sizes=None,
                 names=None) -> "Posterior":
-        """Factorise ``K`` (with retries: :func:`pigp.linalg.jittered_cholesky`).
+        """Factorise ``K`` (with retries: ``pigp.linalg.jittered_cholesky``).
 
         Args:
             K: the joint covariance, array (N, N).
             y: the standardised targets, array (N,).
             values: the parameter values ``K`` was computed at (see
-                :meth:`is_current`).
+                ``is_current``).
             sizes, names: the data sets' sizes and names, for error messages.
         """
         K = np.asarray(K, dtype=np.float64)
@@ -68,7 +68,7 @@ class Posterior:
         return cls(chol, alpha, tuple(np.array(v, copy=True) for v in values), jitter, prior)
 
     def is_current(self, values: tuple) -> bool:
-        """Whether ``values`` (same order as at :meth:`compute`) are exactly this
+        """Whether ``values`` (same order as at ``compute``) are exactly this
         snapshot's."""
         return len(values) == len(self.values) and all(
             np.array_equal(a, b) for a, b in zip(values, self.values))

@@ -1,12 +1,12 @@
-"""Training: minimise an :class:`pigp.objective.Objective` over its variables.
+"""Training: minimise an ``pigp.objective.Objective`` over its variables.
 
-- :class:`Adam` is a small optimiser object: ``state = adam.init(variables)``,
+- ``Adam`` is a small optimiser object: ``state = adam.init(variables)``,
   then ``taken, state = adam.update(loss, grads, variables, state)`` per step. The
   state is a tuple of tensors, so many steps run in one compiled loop.
-- :func:`minimize_adam` runs Adam for a number of steps, up to 250 per compiled
+- ``minimize_adam`` runs Adam for a number of steps, up to 250 per compiled
   call on TensorFlow's back end (one call per step on LAPACK's), and returns a
-  :class:`History`; the variables are left at the lowest loss seen.
-- :func:`minimize_lbfgs` polishes with SciPy's L-BFGS-B.
+  ``History``; the variables are left at the lowest loss seen.
+- ``minimize_lbfgs`` polishes with SciPy's L-BFGS-B.
 
 Neither knows about models or posteriors.
 """
@@ -149,7 +149,7 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
     ``SECONDS_PER_CALL`` (measured as it goes, at most 250, never across a multiple
     of 250), so that Ctrl-C, which Python sees only between calls, lands quickly;
     on LAPACK's each step is a call of its own and 250 are yielded together. The
-    bare loop of :func:`minimize_adam`, without its return to the best values.
+    bare loop of ``minimize_adam``, without its return to the best values.
     """
     lapack = objective.backend(int(y.shape[0])) == "lapack"
     if lapack:
@@ -184,18 +184,18 @@ def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
     """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
 
     Args:
-        objective: a :class:`pigp.objective.Objective`.
+        objective: a ``pigp.objective.Objective``.
         Xs, y: its data.
         steps: the number of steps.
-        optimizer: an :class:`Adam` (default ``Adam()``).
+        optimizer: an ``Adam`` (default ``Adam()``).
         callback: ``callback(steps_done, last_loss)`` after every 250 steps and
             after the last; returning ``True`` stops early.
         progress: an object with ``update(n)`` and ``set_postfix(...)`` (tqdm).
-        history: a :class:`History` to fill (so that an interrupted run's is kept);
+        history: a ``History`` to fill (so that an interrupted run's is kept);
             default a new one.
 
     Returns:
-        The :class:`History`. The variables are left at the lowest loss seen,
+        The ``History``. The variables are left at the lowest loss seen,
         also when the run is interrupted (``KeyboardInterrupt`` is re-raised).
     """
     optimizer = optimizer or Adam()
@@ -237,7 +237,7 @@ def minimize_lbfgs(objective, Xs, y, max_iterations: int,
     are left at the lowest loss evaluated, also when interrupted.
 
     Returns:
-        The :class:`History`: ``losses`` one per iteration, ``evaluations`` every
+        The ``History``: ``losses`` one per iteration, ``evaluations`` every
         loss evaluated (NaN where not finite), ``rejected`` indices into
         ``evaluations`` of the non-finite ones. Filled into ``history`` if given.
     """

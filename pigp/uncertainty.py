@@ -40,7 +40,7 @@ def laplace(objective, Xs, y, parameters) -> dict:
     """Posterior standard deviations of the parameters by the Laplace approximation.
 
     Args:
-        objective: a :class:`pigp.objective.Objective`, whose variables are the
+        objective: a ``pigp.objective.Objective``, whose variables are the
             unconstrained variables of ``parameters``, in that order.
         Xs, y: its data.
         parameters: ``[(name, Parameter)]``, the trainable parameters.

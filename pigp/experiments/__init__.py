@@ -1,9 +1,9 @@
 """Reproducible experiments, run by ``pigp NAME`` or ``python examples/NAME.py``.
 
-- :mod:`pigp.experiments.cli`: the command line;
-- :mod:`pigp.experiments.report`: accuracy figures, metrics JSON, PNG figures;
-- :mod:`pigp.experiments.heat`: the heat equation (``heat``) and the seed's layout (``seed``);
-- :mod:`pigp.experiments.problems`: Poisson, advection-diffusion, wave, Helmholtz, 2-D heat.
+- ``pigp.experiments.cli``: the command line;
+- ``pigp.experiments.report``: accuracy figures, metrics JSON, PNG figures;
+- ``pigp.experiments.heat``: the heat equation (``heat``) and the seed's layout (``seed``);
+- ``pigp.experiments.problems``: Poisson, advection-diffusion, wave, Helmholtz, 2-D heat.
 """
 
 from .cli import EXPERIMENTS, main, parser, run, script
