@@ -21,7 +21,7 @@ from . import io, memory, training
 from .covariance import block, block_diag, check_smoothness
 from .data import Data, data_set, prepare
 from .kernels import Kernel
-from .objective import Objective
+from .objective import Objective, terms_key
 from .operators import Identity, Operator
 from .parameters import Parameter
 from .posterior import CHUNK, Posterior
@@ -172,7 +172,7 @@ class PIGP(tf.Module):
             raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
         data = prepare(self.kernel, self.operator, self.noise_u, self.noise_f, X_u, y_u, X_f,
                        y_f, observations, self.dims, self.standardize)
-        memory.check_fit(sum(data.sizes), self.dtype)
+        memory.check_fit(sum(data.sizes))
         # The kernel checks its shapes against the inputs before creating anything.
         self.kernel.build(np.concatenate([s.X for s in data.sets]))
 
@@ -307,7 +307,7 @@ class PIGP(tf.Module):
     def _cross(self, output, terms):
         """The compiled ``(K_*y, k_**)`` of ``output`` against the data sets."""
         key = (output if isinstance(output, str) else id(output),
-               tuple((id(c), i) for c, i in terms), self.objective().signature)
+               terms_key(terms), self.objective().signature)
         entry = self._outputs.get(key)
         if entry is None or entry[0] is not output:
             sets = self.data.sets

@@ -42,10 +42,16 @@ def has_gpu() -> bool:
     return bool(tf.config.list_logical_devices("GPU"))
 
 
+def terms_key(terms) -> tuple:
+    """What a compiled program captures of resolved operator terms: each coefficient
+    (by identity) and its multi-index."""
+    return tuple((id(c), i) for c, i in terms)
+
+
 def structure(sets) -> tuple:
     """What compiled programs capture of the data sets besides their arrays: names,
     operator terms and noise parameters (by identity)."""
-    return tuple((s.name, tuple((id(c), i) for c, i in s.terms), id(s.noise)) for s in sets)
+    return tuple((s.name, terms_key(s.terms), id(s.noise)) for s in sets)
 
 
 class Objective:

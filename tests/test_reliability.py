@@ -311,7 +311,7 @@ def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
 
     X_u, y_u, X_f, y_f = heat_data()
     n = len(X_u) + len(X_f)
-    need = memory.fit_bytes(n, tf.float64)
+    need = memory.fit_bytes(n)
     monkeypatch.setattr(memory, "available_bytes", lambda: need // 2)
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
     with pytest.raises(ValueError, match=f"fit: {n} data values need about .* at most"):
