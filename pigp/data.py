@@ -54,8 +54,7 @@ class Observations:
         self.X, self.y = X, check.as_targets(f"{name}.y", y, len(X), f"{name}.X")
         self.operator = operator
         self.name = name
-        self.noise = noise if isinstance(noise, Parameter) else \
-            Parameter(noise, name=f"noise_{name}")
+        self.noise = Parameter.of(noise, f"noise_{name}")
 
     def __repr__(self) -> str:
         return f"Observations(name={self.name!r}, operator={self.operator!r})"

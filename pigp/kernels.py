@@ -103,8 +103,7 @@ class Stationary(Kernel):
 
     def __init__(self, variance: float = 1.0, lengthscales=None, name: str | None = None):
         super().__init__(name=name)
-        self.variance = variance if isinstance(variance, Parameter) else \
-            Parameter(variance, name="variance")
+        self.variance = Parameter.of(variance, "variance")
         self._initial_lengthscales = lengthscales
         self.lengthscales = None
         if isinstance(lengthscales, Parameter):
@@ -229,7 +228,7 @@ class RationalQuadratic(Stationary):
     def __init__(self, variance: float = 1.0, lengthscales=None, alpha: float = 1.0,
                  name: str | None = None):
         super().__init__(variance, lengthscales, name=name)
-        self.alpha = alpha if isinstance(alpha, Parameter) else Parameter(alpha, name="alpha")
+        self.alpha = Parameter.of(alpha, "alpha")
 
     @property
     def parameters(self) -> dict:
@@ -437,7 +436,7 @@ class Custom(Kernel):
         if not callable(function):
             raise ValueError(f"function: expected a callable (x1, x2, **values), got {function!r}")
         self.function = function
-        self._parameters = {k: v if isinstance(v, Parameter) else Parameter(v, name=k)
+        self._parameters = {k: Parameter.of(v, k)
                             for k, v in (parameters or {}).items()}
         self.stationary = bool(stationary)
         self.max_order = max_order

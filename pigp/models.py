@@ -76,8 +76,8 @@ class PIGP(tf.Module):
         self.dims = None if dims is None else tuple(dims)
         self.jitter = float(jitter)
         self.standardize = bool(standardize)
-        self.noise_u = _as_parameter(noise_u, "noise_u")
-        self.noise_f = _as_parameter(noise_f, "noise_f")
+        self.noise_u = Parameter.of(noise_u, "noise_u")
+        self.noise_f = Parameter.of(noise_f, "noise_f")
         self.data: Data | None = None
         self.history: list = []
         self.lbfgs_evaluations: list = []
@@ -494,10 +494,6 @@ def _representable(values: np.ndarray, what: str) -> np.ndarray:
                       "divide the targets by a constant to see it", RuntimeWarning,
                       stacklevel=3)
     return values
-
-
-def _as_parameter(value, name: str) -> Parameter:
-    return value if isinstance(value, Parameter) else Parameter(value, name=name)
 
 
 def _progress(total: int, verbose: bool):

@@ -90,6 +90,11 @@ class Parameter(tf.Module):
             _check_above(value, self.lower, self.name)
         self.variable.assign(value)
 
+    @classmethod
+    def of(cls, value, name: str) -> "Parameter":
+        """``value`` itself if it is a Parameter, else a new positive one called ``name``."""
+        return value if isinstance(value, Parameter) else cls(value, name=name)
+
     def get_config(self) -> dict:
         """The constructor's settings (the value is saved apart, unconstrained)."""
         return {"name": self.label, "positive": self.positive, "lower": self.lower,
