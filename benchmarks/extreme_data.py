@@ -14,19 +14,18 @@ import time
 import warnings
 
 import numpy as np
+from _output import write_json
 
 import pigp
 from pigp.experiments import heat_design, heat_solution, relative_l2
-from _output import write_json
 
 
 def scaled_heat(scale_x, scale_y):
     X_u, X_f = heat_design(0, 30)
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
-    f = lambda X: scale_y * u(X) * (-1.0 / scale_x + np.pi ** 2 / scale_x ** 2)  # noqa: E731
+    f = lambda X: scale_y * u(X) * (-1.0 / scale_x + np.pi**2 / scale_x**2)  # noqa: E731
     X = np.random.default_rng(1).uniform(size=(200, 2))
-    return (scale_x * X_u, scale_y * u(X_u), scale_x * X_f, f(X_f)), {}, scale_x * X, \
-        scale_y * u(X)
+    return (scale_x * X_u, scale_y * u(X_u), scale_x * X_f, f(X_f)), {}, scale_x * X, scale_y * u(X)
 
 
 def one_point():
@@ -38,8 +37,12 @@ def many_points():
     rng = np.random.default_rng(5)
     X_u, X_f = rng.uniform(size=(2500, 2)), rng.uniform(size=(2500, 2))
     X = rng.uniform(size=(500, 2))
-    return (X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]), \
-        {"steps": 3, "optimizer": "adam"}, X, heat_solution(X)[0]
+    return (
+        (X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]),
+        {"steps": 3, "optimizer": "adam"},
+        X,
+        heat_solution(X)[0],
+    )
 
 
 CASES = {
@@ -64,11 +67,14 @@ def run(name):
         except ValueError as error:
             return {"case": name, "outcome": f"ValueError: {error}"}
     known = np.isfinite(truth)
-    return {"case": name, "outcome": "fitted",
-            "seconds": time.perf_counter() - start,
-            "finite": bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(var))),
-            "relative_l2": relative_l2(mean[known], truth[known]),
-            "warnings": sorted({str(w.message) for w in caught})}
+    return {
+        "case": name,
+        "outcome": "fitted",
+        "seconds": time.perf_counter() - start,
+        "finite": bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(var))),
+        "relative_l2": relative_l2(mean[known], truth[known]),
+        "warnings": sorted({str(w.message) for w in caught}),
+    }
 
 
 def main():
@@ -76,13 +82,17 @@ def main():
     parser.add_argument("--out", default="results/extreme_data.json")
     args = parser.parse_args()
     rows = [run(name) for name in CASES]
-    print(f"{'case':<24} {'outcome':<8} {'finite':>6} {'rel. L2 of u':>13} {'seconds':>8}  warnings")
+    print(
+        f"{'case':<24} {'outcome':<8} {'finite':>6} {'rel. L2 of u':>13} {'seconds':>8}  warnings"
+    )
     for r in rows:
         if r["outcome"] != "fitted":
             print(f"{r['case']:<24} {r['outcome']}")
             continue
-        print(f"{r['case']:<24} {r['outcome']:<8} {str(r['finite']):>6} {r['relative_l2']:>13.3g} "
-              f"{r['seconds']:>8.1f}  {'; '.join(r['warnings']) or '-'}")
+        print(
+            f"{r['case']:<24} {r['outcome']:<8} {str(r['finite']):>6} {r['relative_l2']:>13.3g} "
+            f"{r['seconds']:>8.1f}  {'; '.join(r['warnings']) or '-'}"
+        )
     write_json(args.out, rows)
 
 

@@ -33,8 +33,9 @@ def fingerprint() -> dict:
             out[f"{name}/mean_{output}"], out[f"{name}/var_{output}"] = model.predict(X, output)
 
     def new(kernel=None, diffusivity=1.0):
-        return pigp.PIGP(kernel or pigp.kernels.SquaredExponential(),
-                         pigp.operators.heat(diffusivity))
+        return pigp.PIGP(
+            kernel or pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity)
+        )
 
     X_u, X_f = heat_design(0)
     record("heat", new().fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]), ("u", "f"))
@@ -43,17 +44,19 @@ def fingerprint() -> dict:
     g_u, g_f = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
     X_u, X_f = np.stack([g_u, g_u], 1), np.stack([g_f, g_f], 1)
     kernel = pigp.kernels.SquaredExponential.from_weights(softplus(0.5), softplus([-1.0, -3.0]))
-    record("seed", new(kernel).fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]),
-           ("u", "f"))
+    record(
+        "seed", new(kernel).fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1]), ("u", "f")
+    )
     sampler = qmc.LatinHypercube(d=2, seed=0)
     X_u, X_f = sampler.random(20), sampler.random(20)
     u = lambda P: np.exp(-P[:, 1]) * np.sin(2 * np.pi * P[:, 0])  # noqa: E731
     model = new(diffusivity=pigp.Parameter(2.0, name="diffusivity"))
-    model.fit(X_u, u(X_u), X_f, (4 * np.pi ** 2 - 1) * u(X_f))
+    model.fit(X_u, u(X_u), X_f, (4 * np.pi**2 - 1) * u(X_f))
     record("raissi", model)
     out["raissi/std_alpha"] = np.asarray(model.parameter_uncertainty()["operator.diffusivity"])
-    out["raissi/u_error"] = np.asarray(np.linalg.norm(out["raissi/mean_u"] - u(X))
-                                       / np.linalg.norm(u(X)))
+    out["raissi/u_error"] = np.asarray(
+        np.linalg.norm(out["raissi/mean_u"] - u(X)) / np.linalg.norm(u(X))
+    )
     return out
 
 
@@ -66,16 +69,23 @@ def main():
     values = fingerprint()
     np.savez(args.out, **values)
     alpha = float(values["raissi/param/operator.diffusivity"])
-    print(f"{len(values)} arrays in {time.perf_counter() - start:.1f} s; Raissi seed 0: "
-          f"|alpha - 1| = {abs(alpha - 1):.6g} (Laplace std {float(values['raissi/std_alpha']):.6g}),"
-          f" u error {float(values['raissi/u_error']):.6g}")
+    print(
+        f"{len(values)} arrays in {time.perf_counter() - start:.1f} s; Raissi seed 0: "
+        f"|alpha - 1| = {abs(alpha - 1):.6g} (Laplace std {float(values['raissi/std_alpha']):.6g}),"
+        f" u error {float(values['raissi/u_error']):.6g}"
+    )
     if args.compare:
         before = np.load(args.compare)
         keys = sorted(set(before.files) | set(values))
-        differ = [k for k in keys if k not in before.files or k not in values
-                  or not np.array_equal(before[k], values[k])]
-        print(f"compared with {args.compare}: {len(keys) - len(differ)} of {len(keys)} "
-              "bit-identical" + "".join(f"\n  differs: {k}" for k in differ))
+        differ = [
+            k
+            for k in keys
+            if k not in before.files or k not in values or not np.array_equal(before[k], values[k])
+        ]
+        print(
+            f"compared with {args.compare}: {len(keys) - len(differ)} of {len(keys)} "
+            "bit-identical" + "".join(f"\n  differs: {k}" for k in differ)
+        )
 
 
 if __name__ == "__main__":

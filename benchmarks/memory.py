@@ -37,13 +37,16 @@ def main():
     rows = []
     print(f"{'N':>6} {'grew GB':>8} {'bytes/entry':>12} {'estimate GB':>12}")
     for n in args.sizes:
-        output = subprocess.run([sys.executable, "-c", CHILD, str(n)], capture_output=True,
-                                text=True, check=True).stdout
+        output = subprocess.run(
+            [sys.executable, "-c", CHILD, str(n)], capture_output=True, text=True, check=True
+        ).stdout
         row = json.loads(output.strip().splitlines()[-1])
-        row["bytes_per_entry"] = row["grew_bytes"] / n ** 2
+        row["bytes_per_entry"] = row["grew_bytes"] / n**2
         rows.append(row)
-        print(f"{n:>6} {row['grew_bytes'] / 1e9:>8.2f} {row['bytes_per_entry']:>12.0f} "
-              f"{row['estimate_bytes'] / 1e9:>12.2f}")
+        print(
+            f"{n:>6} {row['grew_bytes'] / 1e9:>8.2f} {row['bytes_per_entry']:>12.0f} "
+            f"{row['estimate_bytes'] / 1e9:>12.2f}"
+        )
     write_json(args.out, {"rows": rows})
 
 

@@ -13,8 +13,9 @@ import contextlib
 import io
 import tempfile
 
-from pigp.experiments.problems import PROBLEMS
 from _output import write_json
+
+from pigp.experiments.problems import PROBLEMS
 
 
 def main():
@@ -25,21 +26,36 @@ def main():
     parser.add_argument("--out", default="results/pde_suite.json")
     args = parser.parse_args()
     rows = []
-    print(f"{'problem':<20} {'seed':>4} {'rel L2 u':>9} {'cover95':>7} {'fit s':>6}  learned "
-          "(estimate, |error|, Laplace std)")
+    print(
+        f"{'problem':<20} {'seed':>4} {'rel L2 u':>9} {'cover95':>7} {'fit s':>6}  learned "
+        "(estimate, |error|, Laplace std)"
+    )
     for name in args.problems:
         for seed in range(args.seeds):
             with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
                 metrics = PROBLEMS[name](out, seed=seed, dtype=args.dtype)
             learned = metrics.get("learned", {})
-            rows.append({"problem": name, "seed": seed, "dtype": args.dtype, "relative_l2": metrics["relative_l2"],
-                         "coverage_95": metrics["coverage_95"],
-                         "fit_seconds": metrics["fit_seconds"], "learned": learned})
-            text = "; ".join(f"{k.split('.')[-1]} = {v['estimate']:.6f} ({v['abs_error']:.1e}, "
-                             f"{v['laplace_std']:.1e})" for k, v in learned.items())
-            print(f"{name:<20} {seed:>4} {metrics['relative_l2']:>9.2e} "
-                  f"{metrics['coverage_95']:>7.3f} {metrics['fit_seconds']:>6.1f}  {text or '-'}",
-                  flush=True)
+            rows.append(
+                {
+                    "problem": name,
+                    "seed": seed,
+                    "dtype": args.dtype,
+                    "relative_l2": metrics["relative_l2"],
+                    "coverage_95": metrics["coverage_95"],
+                    "fit_seconds": metrics["fit_seconds"],
+                    "learned": learned,
+                }
+            )
+            text = "; ".join(
+                f"{k.split('.')[-1]} = {v['estimate']:.6f} ({v['abs_error']:.1e}, "
+                f"{v['laplace_std']:.1e})"
+                for k, v in learned.items()
+            )
+            print(
+                f"{name:<20} {seed:>4} {metrics['relative_l2']:>9.2e} "
+                f"{metrics['coverage_95']:>7.3f} {metrics['fit_seconds']:>6.1f}  {text or '-'}",
+                flush=True,
+            )
     write_json(args.out, rows)
 
 

@@ -44,15 +44,15 @@ os.environ.setdefault("DDE_BACKEND", "pytorch")
 
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
+from _output import write_json  # noqa: E402
+from raissi_inverse import design as raissi_design  # noqa: E402
+from raissi_inverse import solution as raissi_solution  # noqa: E402
 from scipy.stats import qmc  # noqa: E402
 
 import pigp  # noqa: E402
 import pigp.experiments  # noqa: E402
 import pigp.plotting  # noqa: E402
-from _output import write_json  # noqa: E402
 from pigp.experiments import heat_solution  # noqa: E402
-from raissi_inverse import design as raissi_design  # noqa: E402
-from raissi_inverse import solution as raissi_solution  # noqa: E402
 
 GRID, _ = pigp.plotting.grid(50)
 
@@ -65,8 +65,11 @@ def heat_design(n, seed=0):
     n_f = n - n_u
     lines = rng.integers(0, 3, n_u)
     s = rng.uniform(size=n_u)
-    X_u = np.where(lines[:, None] == 0, np.stack([s, 0 * s], 1),
-                   np.where(lines[:, None] == 1, np.stack([0 * s, s], 1), np.stack([1 + 0 * s, s], 1)))
+    X_u = np.where(
+        lines[:, None] == 0,
+        np.stack([s, 0 * s], 1),
+        np.where(lines[:, None] == 1, np.stack([0 * s, s], 1), np.stack([1 + 0 * s, s], 1)),
+    )
     X_f = qmc.LatinHypercube(d=2, seed=seed).random(n_f)
     return X_u, X_f
 
@@ -78,21 +81,42 @@ def problem_heat(n=None):
     else:
         X_u, X_f = heat_design(n)
         name = f"heat-{n}"
-    return dict(name=name, X_u=X_u, y_u=heat_solution(X_u)[0], X_f=X_f,
-                y_f=heat_solution(X_f)[1], truth=heat_solution(GRID)[0], alpha=None)
+    return dict(
+        name=name,
+        X_u=X_u,
+        y_u=heat_solution(X_u)[0],
+        X_f=X_f,
+        y_f=heat_solution(X_f)[1],
+        truth=heat_solution(GRID)[0],
+        alpha=None,
+    )
 
 
 def problem_seed():
     g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
     X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)
-    return dict(name="seed", X_u=X_u, y_u=heat_solution(X_u)[0], X_f=X_f,
-                y_f=heat_solution(X_f)[1], truth=heat_solution(GRID)[0], alpha=None)
+    return dict(
+        name="seed",
+        X_u=X_u,
+        y_u=heat_solution(X_u)[0],
+        X_f=X_f,
+        y_f=heat_solution(X_f)[1],
+        truth=heat_solution(GRID)[0],
+        alpha=None,
+    )
 
 
 def problem_raissi():
     X_u, X_f = raissi_design(0)
-    return dict(name="raissi", X_u=X_u, y_u=raissi_solution(X_u)[0], X_f=X_f,
-                y_f=raissi_solution(X_f)[1], truth=raissi_solution(GRID)[0], alpha=2.0)
+    return dict(
+        name="raissi",
+        X_u=X_u,
+        y_u=raissi_solution(X_u)[0],
+        X_f=X_f,
+        y_f=raissi_solution(X_f)[1],
+        truth=raissi_solution(GRID)[0],
+        alpha=2.0,
+    )
 
 
 def bump_forcing(X):
@@ -124,13 +148,21 @@ def crank_nicolson(nx, nt):
 
 
 def problem_forcing():
-    fine = crank_nicolson(490, 4900)[::100, ::10]       # nodes at multiples of 1/49
+    fine = crank_nicolson(490, 4900)[::100, ::10]  # nodes at multiples of 1/49
     coarse = crank_nicolson(245, 2450)[::50, ::5]
-    truth = fine.reshape(-1)                            # [t, x] rows = the grid's order
+    truth = fine.reshape(-1)  # [t, x] rows = the grid's order
     X_u, X_f = pigp.experiments.heat_design(0)
     y_u = np.zeros(len(X_u))
-    return dict(name="forcing", X_u=X_u, y_u=y_u, X_f=X_f, y_f=bump_forcing(X_f), truth=truth,
-                alpha=None, truth_error=float(np.linalg.norm(coarse - fine) / np.linalg.norm(fine)))
+    return dict(
+        name="forcing",
+        X_u=X_u,
+        y_u=y_u,
+        X_f=X_f,
+        y_f=bump_forcing(X_f),
+        truth=truth,
+        alpha=None,
+        truth_error=float(np.linalg.norm(coarse - fine) / np.linalg.norm(fine)),
+    )
 
 
 # ----- methods ---------------------------------------------------------------------------
@@ -164,8 +196,11 @@ def run_gpflow(p):
 
     gpflow.config.set_default_float(np.float64)
     X, y = p["X_u"], p["y_u"][:, None]
-    model = gpflow.models.GPR((X, y), kernel=gpflow.kernels.SquaredExponential(
-        lengthscales=[0.5, 0.5]), noise_variance=1e-3)
+    model = gpflow.models.GPR(
+        (X, y),
+        kernel=gpflow.kernels.SquaredExponential(lengthscales=[0.5, 0.5]),
+        noise_variance=1e-3,
+    )
     gpflow.utilities.set_trainable(model.likelihood.variance, True)
     start = time.perf_counter()
     gpflow.optimizers.Scipy().minimize(model.training_loss, model.trainable_variables)
@@ -185,9 +220,13 @@ def run_pinn(p, adam_iterations, lbfgs_iterations, seed=0):
     def residual(x, y, X):
         return dde.grad.jacobian(y, x, i=0, j=1) - alpha * dde.grad.hessian(y, x, i=0, j=0)
 
-    geometry = dde.geometry.GeometryXTime(dde.geometry.Interval(0, 1), dde.geometry.TimeDomain(0, 1))
-    conditions = [dde.icbc.PointSetBC(p["X_u"], p["y_u"][:, None]),
-                  dde.icbc.PointSetOperatorBC(p["X_f"], p["y_f"][:, None], residual)]
+    geometry = dde.geometry.GeometryXTime(
+        dde.geometry.Interval(0, 1), dde.geometry.TimeDomain(0, 1)
+    )
+    conditions = [
+        dde.icbc.PointSetBC(p["X_u"], p["y_u"][:, None]),
+        dde.icbc.PointSetOperatorBC(p["X_f"], p["y_f"][:, None], residual),
+    ]
     data = dde.data.PDE(geometry, None, conditions, num_domain=0, num_boundary=0)
     model = dde.Model(data, dde.nn.FNN([2] + [32] * 3 + [1], "tanh", "Glorot normal"))
     extra = [alpha] if p["alpha"] is not None else None
@@ -229,26 +268,47 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="*", default=[10, 20, 50, 100, 200])
     parser.add_argument("--adam", type=int, default=10000, help="PINN Adam iterations")
     parser.add_argument("--lbfgs", type=int, default=3000, help="PINN L-BFGS iterations (max)")
-    parser.add_argument("--problems", nargs="*", default=["heat", "seed", "raissi", "forcing"],
-                        help="which of heat, seed, raissi, forcing to run (besides --sizes)")
+    parser.add_argument(
+        "--problems",
+        nargs="*",
+        default=["heat", "seed", "raissi", "forcing"],
+        help="which of heat, seed, raissi, forcing to run (besides --sizes)",
+    )
     parser.add_argument("--out", default="results/peers.json")
     args = parser.parse_args()
 
-    makers = {"heat": problem_heat, "seed": problem_seed, "raissi": problem_raissi,
-              "forcing": problem_forcing}
+    makers = {
+        "heat": problem_heat,
+        "seed": problem_seed,
+        "raissi": problem_raissi,
+        "forcing": problem_forcing,
+    }
     problems = [makers[name]() for name in args.problems] + [problem_heat(n) for n in args.sizes]
-    methods = {"pigp": run_pigp, "gpflow": run_gpflow,
-               "pinn": lambda p: run_pinn(p, args.adam, args.lbfgs)}
+    methods = {
+        "pigp": run_pigp,
+        "gpflow": run_gpflow,
+        "pinn": lambda p: run_pinn(p, args.adam, args.lbfgs),
+    }
     rows = []
-    print(f"{'problem':<10} {'n_u':>4} {'n_f':>4} {'method':<7} {'rel L2 u':>9} {'|alpha-1|':>9} "
-          f"{'seconds':>8} {'cover95':>7}", flush=True)
+    print(
+        f"{'problem':<10} {'n_u':>4} {'n_f':>4} {'method':<7} {'rel L2 u':>9} {'|alpha-1|':>9} "
+        f"{'seconds':>8} {'cover95':>7}",
+        flush=True,
+    )
     for p in problems:
         for name, method in methods.items():
             result = method(p)
             mean = result.pop("mean")
-            row = {"problem": p["name"], "n_u": len(p["X_u"]), "n_f": len(p["X_f"]),
-                   "method": name, "relative_l2": float(np.linalg.norm(mean - p["truth"])
-                                                         / np.linalg.norm(p["truth"])), **result}
+            row = {
+                "problem": p["name"],
+                "n_u": len(p["X_u"]),
+                "n_f": len(p["X_f"]),
+                "method": name,
+                "relative_l2": float(
+                    np.linalg.norm(mean - p["truth"]) / np.linalg.norm(p["truth"])
+                ),
+                **result,
+            }
             if "truth_error" in p:
                 row["truth_relative_error"] = p["truth_error"]
             if "alpha" in row:
@@ -256,34 +316,50 @@ def main():
             rows.append(row)
             alpha = f"{row['alpha_error']:>9.2e}" if "alpha_error" in row else f"{'-':>9}"
             cover = "-" if row["coverage_95"] is None else f"{row['coverage_95']:.3f}"
-            print(f"{p['name']:<10} {row['n_u']:>4} {row['n_f']:>4} {name:<7} "
-                  f"{row['relative_l2']:>9.2e} {alpha} {row['seconds']:>8.1f} {cover:>7}",
-                  flush=True)
-            save(args, {"rows": rows})                  # partial results survive a stop
+            print(
+                f"{p['name']:<10} {row['n_u']:>4} {row['n_f']:>4} {name:<7} "
+                f"{row['relative_l2']:>9.2e} {alpha} {row['seconds']:>8.1f} {cover:>7}",
+                flush=True,
+            )
+            save(args, {"rows": rows})  # partial results survive a stop
     for p in problems:
         if "truth_error" in p:
-            print(f"\nCrank-Nicolson truth: relative difference from half resolution "
-                  f"{p['truth_error']:.1e}")
+            print(
+                f"\nCrank-Nicolson truth: relative difference from half resolution "
+                f"{p['truth_error']:.1e}"
+            )
     summary = []
     for p in problems:
         by = {r["method"]: r for r in rows if r["problem"] == p["name"]}
-        summary.append({"problem": p["name"],
-                        "error_vs_pinn": by["pigp"]["relative_l2"] / by["pinn"]["relative_l2"],
-                        "error_vs_gpflow": by["pigp"]["relative_l2"] / by["gpflow"]["relative_l2"],
-                        "speedup_vs_pinn": by["pinn"]["seconds"] / by["pigp"]["seconds"]})
-    print(f"\n{'problem':<10} {'pigp/pinn error':>16} {'pigp/gpflow error':>18} "
-          f"{'pinn/pigp time':>15}")
+        summary.append(
+            {
+                "problem": p["name"],
+                "error_vs_pinn": by["pigp"]["relative_l2"] / by["pinn"]["relative_l2"],
+                "error_vs_gpflow": by["pigp"]["relative_l2"] / by["gpflow"]["relative_l2"],
+                "speedup_vs_pinn": by["pinn"]["seconds"] / by["pigp"]["seconds"],
+            }
+        )
+    print(
+        f"\n{'problem':<10} {'pigp/pinn error':>16} {'pigp/gpflow error':>18} "
+        f"{'pinn/pigp time':>15}"
+    )
     for s in summary:
-        print(f"{s['problem']:<10} {s['error_vs_pinn']:>16.2e} {s['error_vs_gpflow']:>18.2e} "
-              f"{s['speedup_vs_pinn']:>15.1f}")
+        print(
+            f"{s['problem']:<10} {s['error_vs_pinn']:>16.2e} {s['error_vs_gpflow']:>18.2e} "
+            f"{s['speedup_vs_pinn']:>15.1f}"
+        )
     save(args, {"rows": rows, "summary": summary})
     plot(rows, args)
 
 
 def save(args, result):
-    result["pinn_recipe"] = {"network": "2-32-32-32-1 tanh", "adam_iterations": args.adam,
-                             "adam_lr": 1e-3, "lbfgs_max_iterations": args.lbfgs,
-                             "extra_collocation_points": 0}
+    result["pinn_recipe"] = {
+        "network": "2-32-32-32-1 tanh",
+        "adam_iterations": args.adam,
+        "adam_lr": 1e-3,
+        "lbfgs_max_iterations": args.lbfgs,
+        "extra_collocation_points": 0,
+    }
     write_json(args.out, result)
 
 
@@ -295,8 +371,11 @@ def plot(rows, args):
 
     fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
     for method, marker in (("pigp", "o"), ("pinn", "s"), ("gpflow", "^")):
-        points = sorted((r["n_u"] + r["n_f"], r["relative_l2"]) for r in rows
-                        if r["problem"].startswith("heat-") and r["method"] == method)
+        points = sorted(
+            (r["n_u"] + r["n_f"], r["relative_l2"])
+            for r in rows
+            if r["problem"].startswith("heat-") and r["method"] == method
+        )
         if points:
             ax.loglog(*zip(*points), marker=marker, label=method)
     ax.set_xlabel("number of data points (40% u, 60% f)")

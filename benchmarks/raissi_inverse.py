@@ -17,20 +17,22 @@ import json
 import time
 
 import numpy as np
+from _output import write_json
 from scipy.stats import qmc
 
 import pigp
 from pigp.plotting import grid
-from _output import write_json
 
 
 def solution(X):
     u = np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
-    return u, (4 * np.pi ** 2 - 1) * u
+    return u, (4 * np.pi**2 - 1) * u
 
 
-KERNELS = {"squared_exponential": pigp.kernels.SquaredExponential,
-           "spectral_mixture": lambda: pigp.kernels.SpectralMixture(components=1)}
+KERNELS = {
+    "squared_exponential": pigp.kernels.SquaredExponential,
+    "spectral_mixture": lambda: pigp.kernels.SpectralMixture(components=1),
+}
 
 
 def design(seed: int) -> tuple:
@@ -63,10 +65,17 @@ def run(seed: int, kernel: str) -> dict:
     extra = {}
     if kernel == "spectral_mixture":
         extra["frequencies"] = model.kernel.frequencies.numpy().tolist()
-    return {**extra, "kernel": kernel, "seed": seed,
-            "log_marginal_likelihood": model.log_marginal_likelihood(),
-            "alpha": float(alpha.numpy()), "alpha_error": abs(float(alpha.numpy()) - 1),
-            "alpha_std_laplace": std, "relative_l2": error, "fit_seconds": seconds}
+    return {
+        **extra,
+        "kernel": kernel,
+        "seed": seed,
+        "log_marginal_likelihood": model.log_marginal_likelihood(),
+        "alpha": float(alpha.numpy()),
+        "alpha_error": abs(float(alpha.numpy()) - 1),
+        "alpha_std_laplace": std,
+        "relative_l2": error,
+        "fit_seconds": seconds,
+    }
 
 
 def main():
@@ -76,19 +85,24 @@ def main():
     parser.add_argument("--out", default="results/raissi_inverse.json")
     args = parser.parse_args()
     rows = [run(seed, kernel) for kernel in args.kernels for seed in range(args.seeds)]
-    print(f"{'kernel':<20} {'seed':>4} {'alpha':>12} {'|alpha-1|':>10} {'std(alpha)':>10} "
-          f"{'rel L2 u':>10} {'log ML':>8} {'fit s':>7}")
+    print(
+        f"{'kernel':<20} {'seed':>4} {'alpha':>12} {'|alpha-1|':>10} {'std(alpha)':>10} "
+        f"{'rel L2 u':>10} {'log ML':>8} {'fit s':>7}"
+    )
     for r in rows:
-        print(f"{r['kernel']:<20} {r['seed']:>4} {r['alpha']:>12.8f} {r['alpha_error']:>10.2e} "
-              f"{r['alpha_std_laplace']:>10.2e} {r['relative_l2']:>10.2e} "
-              f"{r['log_marginal_likelihood']:>8.1f} {r['fit_seconds']:>7.1f}")
+        print(
+            f"{r['kernel']:<20} {r['seed']:>4} {r['alpha']:>12.8f} {r['alpha_error']:>10.2e} "
+            f"{r['alpha_std_laplace']:>10.2e} {r['relative_l2']:>10.2e} "
+            f"{r['log_marginal_likelihood']:>8.1f} {r['fit_seconds']:>7.1f}"
+        )
     summary = {}
     for kernel in args.kernels:
         mine = [r for r in rows if r["kernel"] == kernel]
         summary[kernel] = {
             "max_alpha_error": max(r["alpha_error"] for r in mine),
             "max_relative_l2": max(r["relative_l2"] for r in mine),
-            "targets_met": all(r["alpha_error"] <= 1e-3 and r["relative_l2"] <= 1e-3 for r in mine)}
+            "targets_met": all(r["alpha_error"] <= 1e-3 and r["relative_l2"] <= 1e-3 for r in mine),
+        }
     print(json.dumps(summary))
     write_json(args.out, {"rows": rows, "summary": summary})
 

@@ -15,10 +15,10 @@ import json
 import time
 
 import numpy as np
+from _output import write_json
 
 import pigp
 from pigp.experiments import heat_design, heat_solution, noisy_heat_data, relative_l2
-from _output import write_json
 
 
 def draw_data(draw: int):
@@ -53,16 +53,28 @@ def main():
         data = draw_data(draw)
         fresh_seconds, fresh_error = timed_fit(new_model(), data, X, u)
         refit_seconds, refit_error = timed_fit(reused, data, X, u)
-        rows.append({"draw": draw, "fresh_seconds": fresh_seconds, "fresh_relative_l2": fresh_error,
-                     "refit_seconds": refit_seconds, "refit_relative_l2": refit_error})
-        print(f"{draw:>4} {fresh_seconds:>8.2f} {fresh_error:>9.2e} {refit_seconds:>8.2f} "
-              f"{refit_error:>9.2e}", flush=True)
+        rows.append(
+            {
+                "draw": draw,
+                "fresh_seconds": fresh_seconds,
+                "fresh_relative_l2": fresh_error,
+                "refit_seconds": refit_seconds,
+                "refit_relative_l2": refit_error,
+            }
+        )
+        print(
+            f"{draw:>4} {fresh_seconds:>8.2f} {fresh_error:>9.2e} {refit_seconds:>8.2f} "
+            f"{refit_error:>9.2e}",
+            flush=True,
+        )
     # Draw 0's refit is the reused model's first fit: it compiles too.
     later = [r for r in rows if r["draw"] > 0]
-    summary = {"median_fresh_seconds": float(np.median([r["fresh_seconds"] for r in rows])),
-               "median_refit_seconds_after_first": float(np.median([r["refit_seconds"]
-                                                                    for r in later]))
-               if later else None}
+    summary = {
+        "median_fresh_seconds": float(np.median([r["fresh_seconds"] for r in rows])),
+        "median_refit_seconds_after_first": float(np.median([r["refit_seconds"] for r in later]))
+        if later
+        else None,
+    }
     print(json.dumps(summary))
     write_json(args.out, {"rows": rows, **summary})
 

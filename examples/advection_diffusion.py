@@ -1,6 +1,7 @@
 """Advection-diffusion u_t + c u_x - nu u_xx = f with c and nu learned.
 
-The code is ``pigp.experiments.problems.advection_diffusion`` (also run by ``pigp advection_diffusion``).
+The code is ``pigp.experiments.problems.advection_diffusion`` (also run by
+``pigp advection_diffusion``).
 
     python examples/advection_diffusion.py --out results/advection_diffusion --seed 0
 """

@@ -8,17 +8,78 @@ The parts, one module each: ``parameters``, ``kernels``, ``operators``,
 ``derivatives`` and ``covariance`` (the blocks and the joint K), ``data`` (data
 sets), ``objective`` (the negative log marginal likelihood), ``training``
 (optimisers), ``posterior``, ``uncertainty`` (Laplace), ``linalg``, ``io`` (the
-file format), ``models`` (``PIGP``, which wires them together), ``plotting``,
-and the ``experiments`` subpackage (command line and example problems).
+file format), ``memory``, ``models`` (``PIGP``, which wires them together),
+``plotting``, and the ``experiments`` subpackage (command line and example
+problems).
+
+The names below are imported on first use, so ``import pigp`` is instant and
+the command line (``pigp --help``) does not wait for TensorFlow; the first
+access to any of them imports TensorFlow.
 """
 
-from . import covariance, kernels, operators, plotting
-from .data import Observations
-from .linalg import CholeskyError
-from .models import PIGP, load
-from .operators import D, Identity
-from .parameters import Coefficient, Parameter
+from __future__ import annotations
 
-__all__ = ["PIGP", "load", "Observations", "Parameter", "Coefficient", "CholeskyError", "D",
-           "Identity", "kernels", "operators", "covariance", "plotting"]
+import importlib
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it (a submodule's own name maps to None).
+_NAMES = {
+    "PIGP": "models",
+    "load": "models",
+    "Observations": "data",
+    "Parameter": "parameters",
+    "Coefficient": "parameters",
+    "CholeskyError": "linalg",
+    "D": "operators",
+    "Identity": "operators",
+    "kernels": None,
+    "operators": None,
+    "covariance": None,
+    "plotting": None,
+}
+_SUBMODULES = {
+    "parameters",
+    "kernels",
+    "operators",
+    "derivatives",
+    "covariance",
+    "data",
+    "objective",
+    "training",
+    "posterior",
+    "uncertainty",
+    "linalg",
+    "io",
+    "memory",
+    "models",
+    "plotting",
+    "experiments",
+}
+
+__all__ = list(_NAMES)
+
+
+def __getattr__(name: str):
+    if name in _NAMES and _NAMES[name] is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module 'pigp' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES) | _SUBMODULES)
+
+
+if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
+    from . import covariance, kernels, operators, plotting
+    from .data import Observations
+    from .linalg import CholeskyError
+    from .models import PIGP, load
+    from .operators import D, Identity
+    from .parameters import Coefficient, Parameter

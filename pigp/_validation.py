@@ -26,8 +26,10 @@ def _check_finite(name: str, array: np.ndarray) -> None:
     bad = ~np.isfinite(array)
     if bad.any():
         where = np.argwhere(bad)[0].tolist()
-        raise ValueError(f"{name}: expected finite values, got {array[tuple(where)]} at "
-                         f"index {tuple(where)} ({int(bad.sum())} non-finite in all)")
+        raise ValueError(
+            f"{name}: expected finite values, got {array[tuple(where)]} at "
+            f"index {tuple(where)} ({int(bad.sum())} non-finite in all)"
+        )
 
 
 def as_inputs(name: str, X, input_dim: int | None = None, allow_empty: bool = False) -> np.ndarray:
@@ -54,8 +56,9 @@ def as_targets(name: str, y, n: int, inputs_name: str) -> np.ndarray:
     if array.ndim != 1:
         raise ValueError(f"{name}: expected shape ({n},) or ({n}, 1), got shape {array.shape}")
     if array.shape[0] != n:
-        raise ValueError(f"{name}: expected {n} values, one per row of {inputs_name}, "
-                         f"got {array.shape[0]}")
+        raise ValueError(
+            f"{name}: expected {n} values, one per row of {inputs_name}, got {array.shape[0]}"
+        )
     _check_finite(name, array)
     return array
 

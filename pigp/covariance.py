@@ -28,7 +28,8 @@ def check_smoothness(kernel, terms, what: str) -> None:
             f"mean-square differentiable, but {type(kernel).__name__} is only "
             f"{kernel.max_order} times; use "
             + ("Matern72 (order 3), " if order <= 3 else "")
-            + "SquaredExponential or RationalQuadratic (any order)")
+            + "SquaredExponential or RationalQuadratic (any order)"
+        )
 
 
 def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list) -> tf.Tensor:
@@ -57,8 +58,9 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
                 weights[key].append((-1.0) ** sum(b) * c_left.value(dtype) * c_right.value(dtype))
     else:
         shape = tf.broadcast_dynamic_shape(tf.shape(x1), tf.shape(x2))
-        columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + \
-            tf.unstack(tf.broadcast_to(x2, shape), num=d, axis=-1)
+        columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + tf.unstack(
+            tf.broadcast_to(x2, shape), num=d, axis=-1
+        )
 
         def function(cols):
             return kernel.pair(tf.stack(cols[:d], axis=-1), tf.stack(cols[d:], axis=-1))

@@ -118,13 +118,24 @@ class Data:
         return Xs, y
 
 
-def data_set(name: str, X, y, operator: Operator, noise: Parameter, kernel, input_dim=None,
-             dims=None, x_name: str = "X", y_name: str = "y") -> DataSet:
+def data_set(
+    name: str,
+    X,
+    y,
+    operator: Operator,
+    noise: Parameter,
+    kernel,
+    input_dim=None,
+    dims=None,
+    x_name: str = "X",
+    y_name: str = "y",
+) -> DataSet:
     """One validated ``DataSet``; ``ValueError`` naming ``x_name``/``y_name`` if not."""
     if X is None or y is None:
         missing = x_name if X is None else y_name
-        raise ValueError(f"{missing}: expected an array (both {x_name} and {y_name} "
-                         "are needed), got None")
+        raise ValueError(
+            f"{missing}: expected an array (both {x_name} and {y_name} are needed), got None"
+        )
     X = check.as_inputs(x_name, X, input_dim)
     y = check.as_targets(y_name, y, len(X), x_name)
     terms = tuple(operator.resolve(X.shape[1], dims))
@@ -157,21 +168,35 @@ def check_targets(sets) -> None:
     """Refuse targets that are all 0 and warn about targets that are all equal: the
     marginal likelihood cannot learn a scale or a variation from them."""
     y = np.concatenate([s.y for s in sets])
-    names = ", ".join(f"y_{s.name}" if s.name in RESERVED_NAMES else f"{s.name}.y"
-                      for s in sets)
+    names = ", ".join(f"y_{s.name}" if s.name in RESERVED_NAMES else f"{s.name}.y" for s in sets)
     if not np.any(y):
-        raise ValueError(f"{names}: every target is 0, so the model cannot learn a scale from "
-                         "them (the kernel variance would collapse towards 0); give data with "
-                         "some non-zero values")
+        raise ValueError(
+            f"{names}: every target is 0, so the model cannot learn a scale from "
+            "them (the kernel variance would collapse towards 0); give data with "
+            "some non-zero values"
+        )
     if len(y) > 1 and np.all(y == y[0]):
-        warnings.warn(f"{names}: the targets are all equal ({y[0]:g}): the model cannot learn "
-                      "how the field varies from them, only a constant", RuntimeWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"{names}: the targets are all equal ({y[0]:g}): the model cannot learn "
+            "how the field varies from them, only a constant",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
-def prepare(kernel, operator: Operator, noise_u: Parameter, noise_f: Parameter, X_u=None,
-            y_u=None, X_f=None, y_f=None, observations=(), dims=None,
-            standardize: bool = True) -> Data:
+def prepare(
+    kernel,
+    operator: Operator,
+    noise_u: Parameter,
+    noise_f: Parameter,
+    X_u=None,
+    y_u=None,
+    X_f=None,
+    y_f=None,
+    observations=(),
+    dims=None,
+    standardize: bool = True,
+) -> Data:
     """Validate every data set of a fit and return them as one ``Data``.
 
     Args:
@@ -195,11 +220,22 @@ def prepare(kernel, operator: Operator, noise_u: Parameter, noise_f: Parameter, 
         if not isinstance(obs, Observations):
             raise ValueError(f"observations[{i}]: expected pigp.Observations, got {obs!r}")
         if obs.name in RESERVED_NAMES:
-            raise ValueError(f"observations[{i}].name: {obs.name!r} is reserved for the "
-                             f"X_{obs.name}/y_{obs.name} data; pass those arrays as X_{obs.name} "
-                             f"and y_{obs.name}, or give this set another name")
-        raw.append((obs.name, obs.X, obs.y, obs.operator, obs.noise,
-                    f"observations[{i}].X", f"observations[{i}].y"))
+            raise ValueError(
+                f"observations[{i}].name: {obs.name!r} is reserved for the "
+                f"X_{obs.name}/y_{obs.name} data; pass those arrays as X_{obs.name} "
+                f"and y_{obs.name}, or give this set another name"
+            )
+        raw.append(
+            (
+                obs.name,
+                obs.X,
+                obs.y,
+                obs.operator,
+                obs.noise,
+                f"observations[{i}].X",
+                f"observations[{i}].y",
+            )
+        )
     if not raw:
         raise ValueError("fit: expected data: X_u and y_u, X_f and y_f, or observations=[...]")
     names = [r[0] for r in raw]

@@ -44,15 +44,18 @@ def partials(function, columns: list, indices) -> dict:
     steps = {index: _parent(index) for index in indices}
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(columns)
-        lower = partials(function, columns,
-                         {parent if parent is not None else index
-                          for index, (parent, _) in steps.items()})
+        lower = partials(
+            function,
+            columns,
+            {parent if parent is not None else index for index, (parent, _) in steps.items()},
+        )
     out = {}
     for index, (parent, column) in steps.items():
         if parent is None:
             out[index] = lower[index]
         else:
-            out[index] = tape.gradient(lower[parent], columns[column],
-                                       unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            out[index] = tape.gradient(
+                lower[parent], columns[column], unconnected_gradients=tf.UnconnectedGradients.ZERO
+            )
     del tape
     return out

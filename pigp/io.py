@@ -33,7 +33,7 @@ from .parameters import Coefficient, Parameter
 __all__ = ["FORMAT", "VERSION", "ParameterTable", "encode", "decode", "write", "read"]
 
 FORMAT = "pigp-model"
-VERSION = 2          # 2: objects saved by their own get_config(); 1: before (not read)
+VERSION = 2  # 2: objects saved by their own get_config(); 1: before (not read)
 _SAVABLE = (Kernel, Operator, Coefficient)
 
 
@@ -79,9 +79,11 @@ def encode(value, table: ParameterTable):
         return value.item() if isinstance(value, np.generic) else value
     if callable(value):
         return {"function": _path(value)}
-    raise ValueError(f"save: cannot describe {value!r} ({type(value).__name__}); a kernel's "
-                     "get_config() may hold numbers, strings, arrays, lists, dicts, Parameters, "
-                     "kernels, operators and importable functions")
+    raise ValueError(
+        f"save: cannot describe {value!r} ({type(value).__name__}); a kernel's "
+        "get_config() may hold numbers, strings, arrays, lists, dicts, Parameters, "
+        "kernels, operators and importable functions"
+    )
 
 
 def decode(data, parameters: list, custom_objects: dict | None = None):
@@ -119,14 +121,16 @@ def _resolve(path: str, custom_objects: dict, what: str):
             target = getattr(target, part)
         return target
     except (ImportError, AttributeError):
-        raise ValueError(f"the {what} {path!r} cannot be imported; pass "
-                         f"custom_objects={{{qualname!r}: ...}} to pigp.load") from None
+        raise ValueError(
+            f"the {what} {path!r} cannot be imported; pass "
+            f"custom_objects={{{qualname!r}: ...}} to pigp.load"
+        ) from None
 
 
 def write(path, spec: dict, arrays: dict) -> None:
     """Write the description ``spec`` (with the format and version added) and arrays."""
     spec = {"format": FORMAT, "version": VERSION, **spec}
-    with open(os.fspath(path), "wb") as handle:   # exactly this name: np.savez adds no suffix
+    with open(os.fspath(path), "wb") as handle:  # exactly this name: np.savez adds no suffix
         np.savez(handle, spec=np.array(json.dumps(spec)), **arrays)
 
 
@@ -139,28 +143,37 @@ def read(path) -> tuple:
     """
     path = os.fspath(path)
     if os.path.isfile(path) and not zipfile.is_zipfile(path):
-        raise ValueError(f"path: {path!r} is not a pigp model file (a model file is a zip "
-                         "archive written by model.save; this file is not a zip archive)")
+        raise ValueError(
+            f"path: {path!r} is not a pigp model file (a model file is a zip "
+            "archive written by model.save; this file is not a zip archive)"
+        )
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {k: archive[k] for k in archive.files}
     except FileNotFoundError:
         raise ValueError(f"path: no such file {path!r}") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
-        raise ValueError(f"path: {path!r} is not a pigp model file (could not read it as an "
-                         f"archive: {error})") from None
+        raise ValueError(
+            f"path: {path!r} is not a pigp model file (could not read it as an archive: {error})"
+        ) from None
     try:
         spec = json.loads(str(arrays.pop("spec")))
         if spec.get("format") != FORMAT:
             raise KeyError("format")
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise ValueError(f"path: {path!r} is not a pigp model file (no pigp description "
-                         "inside)") from None
+        raise ValueError(
+            f"path: {path!r} is not a pigp model file (no pigp description inside)"
+        ) from None
     version = spec.get("version", 0)
     if version != VERSION:
         newer = isinstance(version, int) and version > VERSION
         raise ValueError(
             f"path: {path!r} is in format version {version}, and this pigp reads version "
-            f"{VERSION} only: " + ("it was written by a newer pigp" if newer else
-                                   "refit the model with this pigp and save it again"))
+            f"{VERSION} only: "
+            + (
+                "it was written by a newer pigp"
+                if newer
+                else "refit the model with this pigp and save it again"
+            )
+        )
     return spec, arrays

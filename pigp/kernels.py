@@ -21,8 +21,18 @@ import tensorflow as tf
 
 from .parameters import Parameter
 
-__all__ = ["Kernel", "Stationary", "SquaredExponential", "Matern52", "Matern72",
-           "RationalQuadratic", "SpectralMixture", "Sum", "Product", "Custom"]
+__all__ = [
+    "Kernel",
+    "Stationary",
+    "SquaredExponential",
+    "Matern52",
+    "Matern72",
+    "RationalQuadratic",
+    "SpectralMixture",
+    "Sum",
+    "Product",
+    "Custom",
+]
 
 
 class Kernel(tf.Module):
@@ -59,11 +69,13 @@ class Kernel(tf.Module):
         sharing the same parameters; saving stores this description. A subclass
         whose constructor takes other arguments overrides both methods.
         """
-        raise NotImplementedError(f"{type(self).__name__} does not describe itself: define "
-                                  "get_config() (and from_config if needed) to save it")
+        raise NotImplementedError(
+            f"{type(self).__name__} does not describe itself: define "
+            "get_config() (and from_config if needed) to save it"
+        )
 
     @classmethod
-    def from_config(cls, config: dict) -> "Kernel":
+    def from_config(cls, config: dict) -> Kernel:
         """The kernel of ``get_config``'s description."""
         return cls(**config)
 
@@ -73,10 +85,10 @@ class Kernel(tf.Module):
         X2 = X if X2 is None else tf.convert_to_tensor(X2, dtype)
         return self.pair(X[:, None, :], X2[None, :, :])
 
-    def __add__(self, other: "Kernel") -> "Kernel":
+    def __add__(self, other: Kernel) -> Kernel:
         return Sum(self, other)
 
-    def __mul__(self, other: "Kernel") -> "Kernel":
+    def __mul__(self, other: Kernel) -> Kernel:
         return Product(self, other)
 
 
@@ -115,8 +127,10 @@ class Stationary(Kernel):
         d = X.shape[1]
         if self.lengthscales is not None:
             if self.lengthscales.shape != (d,):
-                raise ValueError(f"lengthscales: expected {d} values, one per input column, "
-                                 f"got shape {self.lengthscales.shape}")
+                raise ValueError(
+                    f"lengthscales: expected {d} values, one per input column, "
+                    f"got shape {self.lengthscales.shape}"
+                )
             return
         if self._initial_lengthscales is None:
             initial = 0.5 * _ranges(X)
@@ -132,8 +146,9 @@ class Stationary(Kernel):
         return out
 
     def get_config(self) -> dict:
-        lengthscales = self.lengthscales if self.lengthscales is not None else \
-            self._initial_lengthscales
+        lengthscales = (
+            self.lengthscales if self.lengthscales is not None else self._initial_lengthscales
+        )
         return {"variance": self.variance, "lengthscales": lengthscales}
 
     def profile(self, s: tf.Tensor) -> tf.Tensor:
@@ -143,8 +158,10 @@ class Stationary(Kernel):
     def stationary_pair(self, r: tf.Tensor) -> tf.Tensor:
         """``k`` as a function of the difference ``r = x1 - x2`` of shape ``(..., d)``."""
         if self.lengthscales is None:
-            raise ValueError(f"{type(self).__name__}: lengthscales are not set; pass "
-                             "lengthscales=... or fit the model first")
+            raise ValueError(
+                f"{type(self).__name__}: lengthscales are not set; pass "
+                "lengthscales=... or fit the model first"
+            )
         dtype = r.dtype
         scaled = r / self.lengthscales.value(dtype)
         s = tf.reduce_sum(tf.square(scaled), axis=-1)
@@ -166,7 +183,7 @@ class SquaredExponential(Stationary):
         return tf.exp(-0.5 * s)
 
     @classmethod
-    def from_weights(cls, amplitude: float, weights) -> "SquaredExponential":
+    def from_weights(cls, amplitude: float, weights) -> SquaredExponential:
         weights = np.asarray(weights, dtype=np.float64)
         return cls(variance=float(amplitude) ** 2, lengthscales=1.0 / np.sqrt(weights))
 
@@ -186,8 +203,8 @@ class _Matern(Stationary):
     """
 
     nu: float
-    poly: tuple        # coefficients of poly(y), low order first
-    series: tuple      # Taylor coefficients of the profile in w = y^2
+    poly: tuple  # coefficients of poly(y), low order first
+    series: tuple  # Taylor coefficients of the profile in w = y^2
 
     def profile(self, s):
         y2 = 2.0 * self.nu * s
@@ -225,8 +242,9 @@ class RationalQuadratic(Stationary):
             number or a ``pigp.Parameter``).
     """
 
-    def __init__(self, variance: float = 1.0, lengthscales=None, alpha: float = 1.0,
-                 name: str | None = None):
+    def __init__(
+        self, variance: float = 1.0, lengthscales=None, alpha: float = 1.0, name: str | None = None
+    ):
         super().__init__(variance, lengthscales, name=name)
         self.alpha = Parameter.of(alpha, "alpha")
 
@@ -273,34 +291,47 @@ class SpectralMixture(Kernel):
 
     stationary = True
 
-    def __init__(self, components: int = 1, weights=None, lengthscales=None, frequencies=None,
-                 name: str | None = None):
+    def __init__(
+        self,
+        components: int = 1,
+        weights=None,
+        lengthscales=None,
+        frequencies=None,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         if not isinstance(components, (int, np.integer)) or components < 1:
             raise ValueError(f"components: expected a positive integer, got {components!r}")
         self.components = int(components)
         if isinstance(weights, Parameter):
             if weights.shape != (self.components,):
-                raise ValueError(f"weights: expected a Parameter of shape ({self.components},), "
-                                 f"got {weights.shape}")
+                raise ValueError(
+                    f"weights: expected a Parameter of shape ({self.components},), "
+                    f"got {weights.shape}"
+                )
             self.weights = weights
         else:
             if weights is None:
                 weights = 1.0 / self.components
             weights = np.asarray(weights, dtype=np.float64)
             if weights.ndim > 1 or weights.size not in (1, self.components):
-                raise ValueError(f"weights: expected a number or {self.components} values, "
-                                 f"got shape {weights.shape}")
-            self.weights = Parameter(np.array(np.broadcast_to(weights, (self.components,))),
-                                     name="weights")
+                raise ValueError(
+                    f"weights: expected a number or {self.components} values, "
+                    f"got shape {weights.shape}"
+                )
+            self.weights = Parameter(
+                np.array(np.broadcast_to(weights, (self.components,))), name="weights"
+            )
         self._initial = {}
         for name, given in (("lengthscales", lengthscales), ("frequencies", frequencies)):
             if given is None or isinstance(given, Parameter):
                 continue
             given = np.asarray(given, dtype=np.float64)
             if given.ndim > 2 or (given.ndim == 2 and given.shape[0] != self.components):
-                raise ValueError(f"{name}: expected a number, one value per input or a "
-                                 f"({self.components}, d) array, got shape {given.shape}")
+                raise ValueError(
+                    f"{name}: expected a number, one value per input or a "
+                    f"({self.components}, d) array, got shape {given.shape}"
+                )
             if not (np.all(np.isfinite(given)) and np.all(given > 0)):
                 raise ValueError(f"{name}: expected finite positive values, got {given}")
             self._initial[name] = given
@@ -310,23 +341,30 @@ class SpectralMixture(Kernel):
     def build(self, X: np.ndarray) -> None:
         d = X.shape[1]
         spread = _ranges(X)
-        defaults = {"lengthscales": np.tile(0.5 * spread, (self.components, 1)),
-                    "frequencies": np.arange(1, self.components + 1)[:, None] / (2.0 * spread)}
+        defaults = {
+            "lengthscales": np.tile(0.5 * spread, (self.components, 1)),
+            "frequencies": np.arange(1, self.components + 1)[:, None] / (2.0 * spread),
+        }
         values = {}
         for name, default in defaults.items():
             current = getattr(self, name)
             if current is not None:
                 if current.shape != (self.components, d):
-                    raise ValueError(f"{name}: expected shape ({self.components}, {d}), "
-                                     f"one row per component and a column per input, "
-                                     f"got {current.shape}")
+                    raise ValueError(
+                        f"{name}: expected shape ({self.components}, {d}), "
+                        f"one row per component and a column per input, "
+                        f"got {current.shape}"
+                    )
                 continue
             given = self._initial.get(name)
             if given is not None and given.ndim >= 1 and given.shape[-1] != d:
-                raise ValueError(f"{name}: expected a number, {d} values or a "
-                                 f"({self.components}, {d}) array, got shape {given.shape}")
-            values[name] = default if given is None else \
-                np.array(np.broadcast_to(given, (self.components, d)))
+                raise ValueError(
+                    f"{name}: expected a number, {d} values or a "
+                    f"({self.components}, {d}) array, got shape {given.shape}"
+                )
+            values[name] = (
+                default if given is None else np.array(np.broadcast_to(given, (self.components, d)))
+            )
         # Checked both: only now create the parameters.
         for name, value in values.items():
             setattr(self, name, Parameter(value, name=name))
@@ -348,8 +386,10 @@ class SpectralMixture(Kernel):
 
     def stationary_pair(self, r: tf.Tensor) -> tf.Tensor:
         if self.lengthscales is None:
-            raise ValueError("SpectralMixture: lengthscales and frequencies are not set; "
-                             "fit the model first or call build(X)")
+            raise ValueError(
+                "SpectralMixture: lengthscales and frequencies are not set; "
+                "fit the model first or call build(X)"
+            )
         dtype = r.dtype
         weights = tf.unstack(self.weights.value(dtype))
         lengthscales = tf.unstack(self.lengthscales.value(dtype))
@@ -430,14 +470,19 @@ class Custom(Kernel):
     order the operators need: write squares as ``tf.square(a)``, not ``a**2``.
     """
 
-    def __init__(self, function, parameters: dict | None = None, stationary: bool = False,
-                 max_order: float = math.inf, name: str | None = None):
+    def __init__(
+        self,
+        function,
+        parameters: dict | None = None,
+        stationary: bool = False,
+        max_order: float = math.inf,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         if not callable(function):
             raise ValueError(f"function: expected a callable (x1, x2, **values), got {function!r}")
         self.function = function
-        self._parameters = {k: Parameter.of(v, k)
-                            for k, v in (parameters or {}).items()}
+        self._parameters = {k: Parameter.of(v, k) for k, v in (parameters or {}).items()}
         self.stationary = bool(stationary)
         self.max_order = max_order
 
@@ -446,12 +491,15 @@ class Custom(Kernel):
         return dict(self._parameters)
 
     def get_config(self) -> dict:
-        return {"function": self.function, "parameters": dict(self._parameters),
-                "stationary": self.stationary,
-                "max_order": None if math.isinf(self.max_order) else self.max_order}
+        return {
+            "function": self.function,
+            "parameters": dict(self._parameters),
+            "stationary": self.stationary,
+            "max_order": None if math.isinf(self.max_order) else self.max_order,
+        }
 
     @classmethod
-    def from_config(cls, config: dict) -> "Custom":
+    def from_config(cls, config: dict) -> Custom:
         config = dict(config)
         if config.get("max_order") is None:
             config["max_order"] = math.inf

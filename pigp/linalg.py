@@ -18,8 +18,14 @@ class CholeskyError(np.linalg.LinAlgError, ValueError):
     """The joint covariance could not be factorised even with the largest jitter."""
 
 
-def jittered_cholesky(K: np.ndarray, block_sizes=None, block_names=None, tries: int = 6,
-                      start: float = 1e-10, growth: float = 100.0):
+def jittered_cholesky(
+    K: np.ndarray,
+    block_sizes=None,
+    block_names=None,
+    tries: int = 6,
+    start: float = 1e-10,
+    growth: float = 100.0,
+):
     """Lower Cholesky factor of ``K``, adding diagonal jitter if needed.
 
     The jitter of each retry is ``start * growth**i`` times the mean diagonal
@@ -35,32 +41,48 @@ def jittered_cholesky(K: np.ndarray, block_sizes=None, block_names=None, tries: 
     """
     K = np.asarray(K, dtype=np.float64)
     if not np.all(np.isfinite(K)):
-        raise CholeskyError("the joint covariance has non-finite entries; check the "
-                            "hyper-parameters (model.parameter_values()) and the inputs")
+        raise CholeskyError(
+            "the joint covariance has non-finite entries; check the "
+            "hyper-parameters (model.parameter_values()) and the inputs"
+        )
     sizes = list(block_sizes) if block_sizes is not None else [len(K)]
-    scale = np.concatenate([np.full(n, np.mean(np.diag(K)[o:o + n]) if n else 0.0)
-                            for o, n in zip(np.cumsum([0] + sizes[:-1]), sizes)])
+    scale = np.concatenate(
+        [
+            np.full(n, np.mean(np.diag(K)[o : o + n]) if n else 0.0)
+            for o, n in zip(np.cumsum([0] + sizes[:-1]), sizes)
+        ]
+    )
     jitter = 0.0
     for attempt in range(tries + 1):
         try:
-            chol = scipy.linalg.cholesky(K + np.diag(jitter * scale), lower=True,
-                                         check_finite=False)
+            chol = scipy.linalg.cholesky(
+                K + np.diag(jitter * scale), lower=True, check_finite=False
+            )
             if attempt > 0:
-                warnings.warn(f"Cholesky of the joint covariance needed a relative jitter of "
-                              f"{jitter:.1e} on each block's diagonal", RuntimeWarning,
-                              stacklevel=3)
+                warnings.warn(
+                    f"Cholesky of the joint covariance needed a relative jitter of "
+                    f"{jitter:.1e} on each block's diagonal",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
             return chol, jitter
         except np.linalg.LinAlgError:
-            jitter = start * growth ** attempt
-    names = list(block_names) if block_names is not None else [f"block {i}" for i in range(len(sizes))]
-    means = {name: float(np.mean(np.diag(K)[o:o + n])) for name, o, n in
-             zip(names, np.cumsum([0] + sizes[:-1]), sizes) if n}
+            jitter = start * growth**attempt
+    names = (
+        list(block_names) if block_names is not None else [f"block {i}" for i in range(len(sizes))]
+    )
+    means = {
+        name: float(np.mean(np.diag(K)[o : o + n]))
+        for name, o, n in zip(names, np.cumsum([0] + sizes[:-1]), sizes)
+        if n
+    }
     biggest = max(means, key=means.get)
     raise CholeskyError(
         f"the joint covariance is not positive definite even with a relative jitter of "
         f"{start * growth ** (tries - 1):.0e}. Mean diagonal per block: "
         + ", ".join(f"{k}={v:.3g}" for k, v in means.items())
         + f" (largest: {biggest}). Likely causes: noise collapsed to ~0 with duplicate or "
-          "near-duplicate points, or lengthscales far larger than the point spacing. "
-          "Fixes: remove duplicate points, raise the noise (noise_u / noise_f), or give "
-          "smaller initial lengthscales.")
+        "near-duplicate points, or lengthscales far larger than the point spacing. "
+        "Fixes: remove duplicate points, raise the noise (noise_u / noise_f), or give "
+        "smaller initial lengthscales."
+    )

@@ -16,9 +16,9 @@ import warnings
 
 __all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit"]
 
-BYTES_PER_ENTRY = 200      # per entry of K, float64 or float32 (measured ~180 in float64)
-OVERHEAD = 600 * 2 ** 20   # compiled programs and their buffers
-WARN_FRACTION = 0.5        # warn above this fraction of the available memory
+BYTES_PER_ENTRY = 200  # per entry of K, float64 or float32 (measured ~180 in float64)
+OVERHEAD = 600 * 2**20  # compiled programs and their buffers
+WARN_FRACTION = 0.5  # warn above this fraction of the available memory
 
 
 def fit_bytes(n: int) -> int:
@@ -59,8 +59,12 @@ def check_fit(n: int) -> None:
             f"fit: {n} data values need about {need / gb:.1f} GB for the exact GP (K is "
             f"{n} x {n}, and the fit holds ~25 arrays of its size), but {have / gb:.1f} GB are "
             f"available: at most {largest_n(have)} values fit here. Use fewer points, or a "
-            "sparse approximation (inducing points) for data of this size")
+            "sparse approximation (inducing points) for data of this size"
+        )
     if need > WARN_FRACTION * have:
-        warnings.warn(f"fit: {n} data values need about {need / gb:.1f} GB, "
-                      f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"fit: {n} data values need about {need / gb:.1f} GB, "
+            f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -58,9 +58,18 @@ class PIGP(tf.Module):
     ``data`` (the validated data sets, a ``pigp.data.Data``).
     """
 
-    def __init__(self, kernel: Kernel, operator: Operator, noise_u=1e-3, noise_f=1e-3,
-                 dims=None, dtype="float64", jitter: float | None = None,
-                 standardize: bool = True, name: str | None = None):
+    def __init__(
+        self,
+        kernel: Kernel,
+        operator: Operator,
+        noise_u=1e-3,
+        noise_f=1e-3,
+        dims=None,
+        dtype="float64",
+        jitter: float | None = None,
+        standardize: bool = True,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
@@ -82,9 +91,9 @@ class PIGP(tf.Module):
         self.history: list = []
         self.lbfgs_evaluations: list = []
         self.rejected_steps: list = []
-        self._objective = None        # rebuilt when the variables or the data's structure change
-        self._posterior = None        # the last snapshot; used only while current
-        self._outputs = {}            # compiled cross-covariance programs by output
+        self._objective = None  # rebuilt when the variables or the data's structure change
+        self._posterior = None  # the last snapshot; used only while current
+        self._outputs = {}  # compiled cross-covariance programs by output
 
     @property
     def y_scale(self) -> float:
@@ -102,7 +111,7 @@ class PIGP(tf.Module):
             out["noise_u"] = self.noise_u
         if not names or "f" in names:
             out["noise_f"] = self.noise_f
-        for s in (() if self.data is None else self.data.sets):
+        for s in () if self.data is None else self.data.sets:
             if s.name not in ("u", "f"):
                 out[f"{s.name}.noise"] = s.noise
                 for coefficient, _ in s.terms:
@@ -113,8 +122,10 @@ class PIGP(tf.Module):
 
     def parameter_values(self) -> dict:
         """Current constrained values: floats for scalars, arrays for vectors."""
-        return {k: (float(v) if np.ndim(v) == 0 else np.array(v))
-                for k, v in ((k, p.numpy()) for k, p in self.parameters_by_name().items())}
+        return {
+            k: (float(v) if np.ndim(v) == 0 else np.array(v))
+            for k, v in ((k, p.numpy()) for k, p in self.parameters_by_name().items())
+        }
 
     def trainable_parameters(self) -> list:
         """``[(name, Parameter)]`` of the trainable parameters, each once."""
@@ -132,14 +143,26 @@ class PIGP(tf.Module):
         variables = [p.unconstrained for _, p in self.trainable_parameters()]
         signature = Objective.signature_of(variables, self.data.sets)
         if self._objective is None or self._objective.signature != signature:
-            self._objective = Objective(self.kernel, self.data.sets, variables, self.jitter,
-                                        self.dtype)
+            self._objective = Objective(
+                self.kernel, self.data.sets, variables, self.jitter, self.dtype
+            )
         return self._objective
 
     # ----- training -------------------------------------------------------------------
-    def fit(self, X_u=None, y_u=None, X_f=None, y_f=None, *, observations=(), steps: int = 2000,
-            learning_rate: float = 0.02, optimizer: str = "adam+lbfgs", verbose: bool = False,
-            callback=None) -> "PIGP":
+    def fit(
+        self,
+        X_u=None,
+        y_u=None,
+        X_f=None,
+        y_f=None,
+        *,
+        observations=(),
+        steps: int = 2000,
+        learning_rate: float = 0.02,
+        optimizer: str = "adam+lbfgs",
+        verbose: bool = False,
+        callback=None,
+    ) -> PIGP:
         """Learn the parameters from data by maximising the log marginal likelihood.
 
         Args:
@@ -164,14 +187,26 @@ class PIGP(tf.Module):
             self. The parameters left are those of the lowest loss seen.
         """
         if optimizer not in ("adam", "lbfgs", "adam+lbfgs"):
-            raise ValueError(f"optimizer: expected 'adam', 'lbfgs' or 'adam+lbfgs', "
-                             f"got {optimizer!r}")
+            raise ValueError(
+                f"optimizer: expected 'adam', 'lbfgs' or 'adam+lbfgs', got {optimizer!r}"
+            )
         if not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
         if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
             raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
-        data = prepare(self.kernel, self.operator, self.noise_u, self.noise_f, X_u, y_u, X_f,
-                       y_f, observations, self.dims, self.standardize)
+        data = prepare(
+            self.kernel,
+            self.operator,
+            self.noise_u,
+            self.noise_f,
+            X_u,
+            y_u,
+            X_f,
+            y_f,
+            observations,
+            self.dims,
+            self.standardize,
+        )
         memory.check_fit(sum(data.sizes))
         # The kernel checks its shapes against the inputs before creating anything.
         self.kernel.build(np.concatenate([s.X for s in data.sets]))
@@ -184,24 +219,31 @@ class PIGP(tf.Module):
         adam, lbfgs = training.History(), training.History()
         try:
             if optimizer in ("adam", "adam+lbfgs"):
-                self._adam(objective, Xs, y, int(steps), float(learning_rate), verbose, callback,
-                           adam)
+                self._adam(
+                    objective, Xs, y, int(steps), float(learning_rate), verbose, callback, adam
+                )
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
                 training.minimize_lbfgs(objective, Xs, y, iterations, lbfgs)
         except KeyboardInterrupt:
             self._record(adam, lbfgs)
             self.posterior()
-            warnings.warn(f"fit interrupted after {len(self.history)} steps; kept the best "
-                          "parameters so far", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"fit interrupted after {len(self.history)} steps; kept the best parameters so far",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             # A new exception: the traceback ends here, not deep inside TensorFlow or SciPy.
             raise KeyboardInterrupt from None
         self._record(adam, lbfgs)
         self.posterior()
         if self.rejected_steps:
-            warnings.warn(f"fit: {len(self.rejected_steps)} of {steps} steps had a non-finite "
-                          "loss or gradient and were skipped (see model.rejected_steps)",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"fit: {len(self.rejected_steps)} of {steps} steps had a non-finite "
+                "loss or gradient and were skipped (see model.rejected_steps)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         if steps > 0:
             self._warn_if_noise_explains_data()
         return self
@@ -210,8 +252,9 @@ class PIGP(tf.Module):
         progress = _progress(steps, verbose)
         wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
         try:
-            training.minimize_adam(objective, Xs, y, steps, training.Adam(learning_rate),
-                                   wrapped, progress, history)
+            training.minimize_adam(
+                objective, Xs, y, steps, training.Adam(learning_rate), wrapped, progress, history
+            )
         finally:
             if progress is not None:
                 progress.close()
@@ -238,8 +281,10 @@ class PIGP(tf.Module):
                     f"{noise / scale:.0%} of their mean square: the model may be "
                     "explaining those data as noise. If they are not that noisy, try other "
                     "initial lengthscales, a smaller initial noise, or a kernel that fits the "
-                    "field (e.g. a sum of two kernels for two scales)", RuntimeWarning,
-                    stacklevel=3)
+                    "field (e.g. a sum of two kernels for two scales)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
 
     def log_marginal_likelihood(self) -> float:
         """``log p(y)`` of the standardised training data at the current parameters."""
@@ -284,8 +329,9 @@ class PIGP(tf.Module):
 
     def _values(self) -> tuple:
         """Every parameter's unconstrained value, and the jitter: what K depends on."""
-        return tuple(p.unconstrained.numpy() for p in self.parameters_by_name().values()) + \
-            (np.float64(self.jitter),)
+        return tuple(p.unconstrained.numpy() for p in self.parameters_by_name().values()) + (
+            np.float64(self.jitter),
+        )
 
     def _output_terms(self, output, input_dim: int) -> tuple:
         if isinstance(output, Operator):
@@ -297,8 +343,9 @@ class PIGP(tf.Module):
         else:
             found = None if self.data is None else self.data.get(output)
             if found is None:
-                known = ["u", "f"] + [n for n in (self.data.names if self.data else ())
-                                      if n not in ("u", "f")]
+                known = ["u", "f"] + [
+                    n for n in (self.data.names if self.data else ()) if n not in ("u", "f")
+                ]
                 raise ValueError(f"output: expected one of {known} or an Operator, got {output!r}")
             terms = found.terms
         check_smoothness(self.kernel, terms, "output")
@@ -306,8 +353,11 @@ class PIGP(tf.Module):
 
     def _cross(self, output, terms):
         """The compiled ``(K_*y, k_**)`` of ``output`` against the data sets."""
-        key = (output if isinstance(output, str) else id(output),
-               terms_key(terms), self.objective().signature)
+        key = (
+            output if isinstance(output, str) else id(output),
+            terms_key(terms),
+            self.objective().signature,
+        )
         entry = self._outputs.get(key)
         if entry is None or entry[0] is not output:
             sets = self.data.sets
@@ -315,6 +365,7 @@ class PIGP(tf.Module):
             def cross(Xc, Xs):
                 Ks = [block(self.kernel, Xc, X, terms, s.terms) for X, s in zip(Xs, sets)]
                 return tf.concat(Ks, axis=1), block_diag(self.kernel, Xc, terms, terms)
+
             entry = (output, tf.function(cross, jit_compile=True, autograph=False))
             self._outputs[key] = entry
         return entry[1]
@@ -348,11 +399,14 @@ class PIGP(tf.Module):
 
         mean, var, V, collapsed = posterior.predict(cross, X, keep_V=full_cov, chunk=CHUNK)
         if collapsed:
-            warnings.warn(f"predict: the posterior variance of {output!r} collapsed (below "
-                          f"1e-12 of the data's scale) at {collapsed} of {len(X)} points that are "
-                          "uncorrelated with every data point, where it should be the prior's: "
-                          "the kernel variance has collapsed (model.parameter_values())",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"predict: the posterior variance of {output!r} collapsed (below "
+                f"1e-12 of the data's scale) at {collapsed} of {len(X)} points that are "
+                "uncorrelated with every data point, where it should be the prior's: "
+                "the kernel variance has collapsed (model.parameter_values())",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         mean = mean * self.y_scale
         if full_cov:
             Xt = tf.constant(X, self.dtype)
@@ -389,24 +443,34 @@ class PIGP(tf.Module):
         self.kernel.build(X1)
         t_left = self._output_terms(left, X1.shape[1])
         t_right = self._output_terms(right, X1.shape[1])
-        K = block(self.kernel, tf.constant(X1, self.dtype), tf.constant(X2, self.dtype),
-                  t_left, t_right)
+        K = block(
+            self.kernel, tf.constant(X1, self.dtype), tf.constant(X2, self.dtype), t_left, t_right
+        )
         return self._squared_units(K.numpy().astype(np.float64))
 
     def _require_data(self):
         if self.data is None:
-            raise ValueError("model: not fitted yet; call fit(...) with data before "
-                             "predict, covariance of data or log_marginal_likelihood")
+            raise ValueError(
+                "model: not fitted yet; call fit(...) with data before "
+                "predict, covariance of data or log_marginal_likelihood"
+            )
 
     # ----- saving ------------------------------------------------------------------------
     def get_config(self) -> dict:
         """The constructor's arguments (kernel, operator, noise parameters, settings)."""
-        return {"kernel": self.kernel, "operator": self.operator, "noise_u": self.noise_u,
-                "noise_f": self.noise_f, "dims": None if self.dims is None else list(self.dims),
-                "dtype": self.dtype.name, "jitter": self.jitter, "standardize": self.standardize}
+        return {
+            "kernel": self.kernel,
+            "operator": self.operator,
+            "noise_u": self.noise_u,
+            "noise_f": self.noise_f,
+            "dims": None if self.dims is None else list(self.dims),
+            "dtype": self.dtype.name,
+            "jitter": self.jitter,
+            "standardize": self.standardize,
+        }
 
     @classmethod
-    def from_config(cls, config: dict) -> "PIGP":
+    def from_config(cls, config: dict) -> PIGP:
         return cls(**config)
 
     def save(self, path) -> None:
@@ -417,10 +481,18 @@ class PIGP(tf.Module):
         """
         table = io.ParameterTable()
         sets = () if self.data is None else self.data.sets
-        spec = {"model": io.encode(self.get_config(), table),
-                "sets": [{"name": s.name, "operator": io.encode(s.operator, table),
-                          "noise": io.encode(s.noise, table)} for s in sets],
-                "y_scale": self.y_scale}
+        spec = {
+            "model": io.encode(self.get_config(), table),
+            "sets": [
+                {
+                    "name": s.name,
+                    "operator": io.encode(s.operator, table),
+                    "noise": io.encode(s.noise, table),
+                }
+                for s in sets
+            ],
+            "y_scale": self.y_scale,
+        }
         spec["parameters"] = table.configs()
         arrays = table.arrays()
         for i, s in enumerate(sets):
@@ -456,8 +528,10 @@ def load(path, custom_objects: dict | None = None) -> PIGP:
 
     try:
         try:
-            parameters = [Parameter.from_config(c, arrays[f"parameter_{i}"])
-                          for i, c in enumerate(spec["parameters"])]
+            parameters = [
+                Parameter.from_config(c, arrays[f"parameter_{i}"])
+                for i, c in enumerate(spec["parameters"])
+            ]
         except ValueError as error:
             raise damaged(error) from None
         model = PIGP.from_config(io.decode(spec["model"], parameters, custom_objects))
@@ -466,10 +540,20 @@ def load(path, custom_objects: dict | None = None) -> PIGP:
             operator = io.decode(s["operator"], parameters, custom_objects)
             noise = io.decode(s["noise"], parameters, custom_objects)
             try:
-                sets.append(data_set(s["name"], arrays[f"set_{i}_X"], arrays[f"set_{i}_y"],
-                                     operator, noise, model.kernel,
-                                     sets[0].X.shape[1] if sets else None, model.dims,
-                                     f"set_{i}_X", f"set_{i}_y"))
+                sets.append(
+                    data_set(
+                        s["name"],
+                        arrays[f"set_{i}_X"],
+                        arrays[f"set_{i}_y"],
+                        operator,
+                        noise,
+                        model.kernel,
+                        sets[0].X.shape[1] if sets else None,
+                        model.dims,
+                        f"set_{i}_X",
+                        f"set_{i}_y",
+                    )
+                )
             except ValueError as error:
                 raise damaged(error) from None
         y_scale = float(spec["y_scale"])
@@ -489,10 +573,13 @@ def _representable(values: np.ndarray, what: str) -> np.ndarray:
     """``values`` in data units; warn where they overflowed float64 (data near 1e154
     and beyond have variances beyond 1e308)."""
     if not np.all(np.isfinite(values)):
-        warnings.warn(f"predict: the posterior {what} in data units is beyond float64's range "
-                      "at some points (inf there): the targets' scale squared overflows; "
-                      "divide the targets by a constant to see it", RuntimeWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"predict: the posterior {what} in data units is beyond float64's range "
+            "at some points (inf there): the targets' scale squared overflows; "
+            "divide the targets by a constant to see it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return values
 
 

@@ -36,7 +36,7 @@ def gaussian_nll(y_dot_alpha, log_diag_chol, n):
     return 0.5 * y_dot_alpha + log_diag_chol + 0.5 * n * math.log(2.0 * math.pi)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def has_gpu() -> bool:
     """Whether TensorFlow sees a GPU (fixed once TensorFlow has started)."""
     return bool(tf.config.list_logical_devices("GPU"))
@@ -105,9 +105,11 @@ class Objective:
         y = y[:, None]
         chol = tf.linalg.cholesky(K)
         a = tf.linalg.cholesky_solve(chol, y)
-        return gaussian_nll(tf.reduce_sum(y * a),
-                            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
-                            tf.cast(tf.shape(y)[0], self.dtype))
+        return gaussian_nll(
+            tf.reduce_sum(y * a),
+            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+            tf.cast(tf.shape(y)[0], self.dtype),
+        )
 
     # ----- compiled paths -----------------------------------------------------------------
     def backend(self, n: int) -> str:
@@ -156,17 +158,18 @@ class Objective:
         W = 0.5 * (full - alpha[:, None] * alpha[None, :])
         with tf.GradientTape() as tape:
             K = self.covariance(Xs)
-        return tape.gradient(K, self.variables, output_gradients=W,
-                             unconnected_gradients="zero")
+        return tape.gradient(K, self.variables, output_gradients=W, unconnected_gradients="zero")
 
     def tf_loss_and_gradient(self, Xs, y):
         """Loss and gradient with TensorFlow's Cholesky; usable inside a graph."""
         K = self._gram(Xs)
         chol = tf.linalg.cholesky(K)
         alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
-        loss = gaussian_nll(tf.reduce_sum(y * alpha),
-                            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
-                            tf.cast(tf.shape(y)[0], self.dtype))
+        loss = gaussian_nll(
+            tf.reduce_sum(y * alpha),
+            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+            tf.cast(tf.shape(y)[0], self.dtype),
+        )
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
         grads = self._gram_vjp(Xs, inverse, alpha)
         return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
@@ -175,7 +178,8 @@ class Objective:
         K = self._gram(Xs).numpy()
         # K is symmetric, so its C-ordered memory is also K in Fortran order.
         potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
-            ("potrf", "potrs", "potri"), (K,))
+            ("potrf", "potrs", "potri"), (K,)
+        )
         chol, info = potrf(K.T, lower=1, overwrite_a=1, clean=0)
         if info != 0:
             nan = tf.constant(np.nan, tf.float64)

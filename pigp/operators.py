@@ -40,16 +40,17 @@ class Operator:
         self.dims = None if dims is None else _check_dims(dims)
 
     # ----- construction ---------------------------------------------------------------
-    def with_dims(self, *dims) -> "Operator":
+    def with_dims(self, *dims) -> Operator:
         """This operator with its column names declared, e.g. ``.with_dims("x", "t")``."""
         if len(dims) == 1 and not isinstance(dims[0], str):
             dims = tuple(dims[0])
         return Operator(self.terms, dims)
 
-    def _merged_dims(self, other: "Operator"):
+    def _merged_dims(self, other: Operator):
         if self.dims is not None and other.dims is not None and self.dims != other.dims:
-            raise ValueError(f"operator dims: cannot combine operators on {self.dims} and "
-                             f"{other.dims}")
+            raise ValueError(
+                f"operator dims: cannot combine operators on {self.dims} and {other.dims}"
+            )
         return self.dims if self.dims is not None else other.dims
 
     def __add__(self, other):
@@ -83,7 +84,7 @@ class Operator:
 
     __rmul__ = __mul__
 
-    def __matmul__(self, other: "Operator") -> "Operator":
+    def __matmul__(self, other: Operator) -> Operator:
         """Composition ``(L1 @ L2) u = L1 (L2 u)``; exact for constant coefficients."""
         if not isinstance(other, Operator):
             return NotImplemented
@@ -113,13 +114,16 @@ class Operator:
 
     def get_config(self) -> dict:
         """``{"terms": [[Coefficient, [[column, order], ...]], ...], "dims": ...}``."""
-        return {"terms": [[c, [list(pair) for pair in orders]] for c, orders in self.terms],
-                "dims": None if self.dims is None else list(self.dims)}
+        return {
+            "terms": [[c, [list(pair) for pair in orders]] for c, orders in self.terms],
+            "dims": None if self.dims is None else list(self.dims),
+        }
 
     @classmethod
-    def from_config(cls, config: dict) -> "Operator":
-        return cls([(c, {key: n for key, n in orders}) for c, orders in config["terms"]],
-                   config["dims"])
+    def from_config(cls, config: dict) -> Operator:
+        return cls(
+            [(c, {key: n for key, n in orders}) for c, orders in config["terms"]], config["dims"]
+        )
 
     def resolve(self, input_dim: int, dims=None) -> list:
         """Terms as ``[(Coefficient, multi_index)]`` with one order per input column.
@@ -134,8 +138,9 @@ class Operator:
         """
         dims = self.dims if self.dims is not None else (None if dims is None else _check_dims(dims))
         if dims is not None and len(dims) != input_dim:
-            raise ValueError(f"X: the operator's dims {dims} name {len(dims)} columns, but X "
-                             f"has {input_dim}")
+            raise ValueError(
+                f"X: the operator's dims {dims} name {len(dims)} columns, but X has {input_dim}"
+            )
         resolved = []
         for coefficient, orders in self.terms:
             index = [0] * input_dim
@@ -209,14 +214,17 @@ def _check_dims(dims) -> tuple:
 def _column(key, dims, input_dim: int) -> int:
     if isinstance(key, str):
         if dims is None:
-            raise ValueError(f"dims: the operator uses the column name {key!r}; declare the "
-                             "column names with operator.with_dims(...) or PIGP(..., dims=...)")
+            raise ValueError(
+                f"dims: the operator uses the column name {key!r}; declare the "
+                "column names with operator.with_dims(...) or PIGP(..., dims=...)"
+            )
         if key not in dims:
             raise ValueError(f"dims: the operator uses column {key!r}, not among {dims}")
         return dims.index(key)
     if not 0 <= key < input_dim:
-        raise ValueError(f"X: the operator differentiates column {key}, but X has "
-                         f"{input_dim} columns")
+        raise ValueError(
+            f"X: the operator differentiates column {key}, but X has {input_dim} columns"
+        )
     return int(key)
 
 
@@ -247,8 +255,9 @@ def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.nd
     X = tf.convert_to_tensor(X, dtype)
     terms = operator.resolve(X.shape[1], dims)
     columns = tf.unstack(X, axis=1)
-    values = partials(lambda cols: function(tf.stack(cols, axis=1)), columns,
-                      {index for _, index in terms})
+    values = partials(
+        lambda cols: function(tf.stack(cols, axis=1)), columns, {index for _, index in terms}
+    )
     total = tf.zeros(tf.shape(X)[:1], dtype)
     for coefficient, index in terms:
         total += coefficient.value(dtype) * values[index]

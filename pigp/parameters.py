@@ -39,8 +39,14 @@ class Parameter(tf.Module):
         name: a label used in error messages and ``parameter_values()``.
     """
 
-    def __init__(self, value, positive: bool = True, lower: float = 0.0,
-                 trainable: bool = True, name: str | None = None):
+    def __init__(
+        self,
+        value,
+        positive: bool = True,
+        lower: float = 0.0,
+        trainable: bool = True,
+        name: str | None = None,
+    ):
         super().__init__(name=name or "parameter")
         self.label = name
         value = _as_float_array(value, self.name)
@@ -51,11 +57,13 @@ class Parameter(tf.Module):
             bijector = tfp.bijectors.Softplus()
             if self.lower != 0.0:
                 bijector = tfp.bijectors.Chain(
-                    [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector])
+                    [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector]
+                )
         else:
             bijector = tfp.bijectors.Identity()
         self.variable = tfp.util.TransformedVariable(
-            value, bijector, dtype=tf.float64, trainable=trainable, name=self.name)
+            value, bijector, dtype=tf.float64, trainable=trainable, name=self.name
+        )
 
     @property
     def shape(self) -> tuple:
@@ -68,8 +76,11 @@ class Parameter(tf.Module):
     @property
     def unconstrained(self) -> tf.Variable:
         """The ``tf.Variable`` an optimiser trains."""
-        return self.variable.trainable_variables[0] if self.variable.trainable_variables \
+        return (
+            self.variable.trainable_variables[0]
+            if self.variable.trainable_variables
             else self.variable.pretransformed_input
+        )
 
     def value(self, dtype=tf.float64) -> tf.Tensor:
         """The constrained value as a tensor of ``dtype`` (differentiable)."""
@@ -84,36 +95,50 @@ class Parameter(tf.Module):
         if value.shape != self.shape:
             value = np.broadcast_to(value, self.shape) if value.ndim == 0 else value
         if value.shape != self.shape:
-            raise ValueError(f"{self.name}: expected a value of shape {self.shape}, "
-                             f"got shape {value.shape}")
+            raise ValueError(
+                f"{self.name}: expected a value of shape {self.shape}, got shape {value.shape}"
+            )
         if self.positive:
             _check_above(value, self.lower, self.name)
         self.variable.assign(value)
 
     @classmethod
-    def of(cls, value, name: str) -> "Parameter":
+    def of(cls, value, name: str) -> Parameter:
         """``value`` itself if it is a Parameter, else a new positive one called ``name``."""
         return value if isinstance(value, Parameter) else cls(value, name=name)
 
     def get_config(self) -> dict:
         """The constructor's settings (the value is saved apart, unconstrained)."""
-        return {"name": self.label, "positive": self.positive, "lower": self.lower,
-                "trainable": self.trainable, "shape": list(self.shape)}
+        return {
+            "name": self.label,
+            "positive": self.positive,
+            "lower": self.lower,
+            "trainable": self.trainable,
+            "shape": list(self.shape),
+        }
 
     @classmethod
-    def from_config(cls, config: dict, unconstrained) -> "Parameter":
+    def from_config(cls, config: dict, unconstrained) -> Parameter:
         """A parameter with ``config``'s settings and this unconstrained value, bit for bit."""
         unconstrained = np.asarray(unconstrained, dtype=np.float64)
         shape = tuple(config["shape"])
         if unconstrained.shape != shape:
-            raise ValueError(f"parameter {config['name']!r}: expected a value of shape {shape}, "
-                             f"got shape {unconstrained.shape}")
+            raise ValueError(
+                f"parameter {config['name']!r}: expected a value of shape {shape}, "
+                f"got shape {unconstrained.shape}"
+            )
         if not np.all(np.isfinite(unconstrained)):
-            raise ValueError(f"parameter {config['name']!r}: expected finite values, got "
-                             f"{unconstrained}")
+            raise ValueError(
+                f"parameter {config['name']!r}: expected finite values, got {unconstrained}"
+            )
         placeholder = np.full(shape, float(config["lower"]) + 1.0)
-        parameter = cls(placeholder, positive=config["positive"], lower=config["lower"],
-                        trainable=config["trainable"], name=config["name"])
+        parameter = cls(
+            placeholder,
+            positive=config["positive"],
+            lower=config["lower"],
+            trainable=config["trainable"],
+            name=config["name"],
+        )
         parameter.unconstrained.assign(unconstrained)
         return parameter
 
@@ -121,7 +146,7 @@ class Parameter(tf.Module):
         return f"Parameter({self.name}={np.array2string(self.numpy(), precision=6)})"
 
     # Arithmetic builds coefficients of operators: alpha * D("x", 2), c**2, -nu.
-    def _coefficient(self) -> "Coefficient":
+    def _coefficient(self) -> Coefficient:
         return Coefficient(1.0, ((self, 1),))
 
     def __mul__(self, other):
@@ -147,15 +172,17 @@ class Coefficient:
         self.factors = tuple(factors)
 
     @classmethod
-    def of(cls, value) -> "Coefficient":
+    def of(cls, value) -> Coefficient:
         if isinstance(value, Coefficient):
             return value
         if isinstance(value, Parameter):
             return value._coefficient()
         if isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value):
             return cls(float(value))
-        raise ValueError(f"coefficient: expected a finite number, a pigp.Parameter or a "
-                         f"Coefficient, got {value!r}")
+        raise ValueError(
+            f"coefficient: expected a finite number, a pigp.Parameter or a "
+            f"Coefficient, got {value!r}"
+        )
 
     @property
     def parameters(self) -> tuple:
@@ -165,7 +192,7 @@ class Coefficient:
         return {"constant": self.constant, "factors": [[p, k] for p, k in self.factors]}
 
     @classmethod
-    def from_config(cls, config: dict) -> "Coefficient":
+    def from_config(cls, config: dict) -> Coefficient:
         return cls(config["constant"], tuple((p, int(k)) for p, k in config["factors"]))
 
     def value(self, dtype=tf.float64) -> tf.Tensor:
@@ -191,11 +218,12 @@ class Coefficient:
     def __pow__(self, power):
         if not isinstance(power, (int, np.integer)) or power < 0:
             raise ValueError(f"coefficient power: expected a non-negative integer, got {power!r}")
-        return Coefficient(self.constant ** power, tuple((p, k * power) for p, k in self.factors))
+        return Coefficient(self.constant**power, tuple((p, k * power) for p, k in self.factors))
 
     def __repr__(self) -> str:
-        text = [repr(self.constant)] + [f"{p.name}**{k}" if k != 1 else p.name
-                                        for p, k in self.factors]
+        text = [repr(self.constant)] + [
+            f"{p.name}**{k}" if k != 1 else p.name for p, k in self.factors
+        ]
         return "*".join(text)
 
 

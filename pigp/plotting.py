@@ -33,8 +33,16 @@ def _axes(ax):
     return ax
 
 
-def field(X, values, ax=None, title: str | None = None, cmap: str = "viridis",
-          labels=("x", "t"), points=None, colorbar: bool = True):
+def field(
+    X,
+    values,
+    ax=None,
+    title: str | None = None,
+    cmap: str = "viridis",
+    labels=("x", "t"),
+    points=None,
+    colorbar: bool = True,
+):
     """A heat map of values on a grid of 2-D points, with data points overlaid.
 
     Args:
@@ -47,45 +55,90 @@ def field(X, values, ax=None, title: str | None = None, cmap: str = "viridis",
     X = np.asarray(X)
     n = int(round(np.sqrt(len(X))))
     extent = (X[:, 0].min(), X[:, 0].max(), X[:, 1].min(), X[:, 1].max())
-    image = ax.imshow(np.asarray(values).reshape(n, n), origin="lower", extent=extent,
-                      aspect="auto", cmap=cmap)
+    image = ax.imshow(
+        np.asarray(values).reshape(n, n), origin="lower", extent=extent, aspect="auto", cmap=cmap
+    )
     if colorbar:
         ax.figure.colorbar(image, ax=ax)
-    for (label, P), marker in zip((points or {}).items(), ("o", "x", "s", "^", "d")):
+    for (label, P), marker in zip((points or {}).items(), ("o", "X", "s", "^", "d")):
         P = np.asarray(P)
-        style = {"edgecolors": "black", "c": "white"} if marker == "o" else {"c": "red"}
-        ax.scatter(P[:, 0], P[:, 1], marker=marker, s=18, linewidths=0.8, label=label, **style)
+        style = (
+            {"edgecolors": "black", "c": "white"}
+            if marker == "o"
+            else {"edgecolors": "white", "c": "red"}
+        )
+        # Not clipped: data on the boundary lines show whole, on the edge of the map.
+        ax.scatter(
+            P[:, 0],
+            P[:, 1],
+            marker=marker,
+            s=36,
+            linewidths=0.8,
+            label=label,
+            clip_on=False,
+            zorder=3,
+            **style,
+        )
     if points:
-        ax.legend(loc="upper right", fontsize="small", framealpha=0.7)
-    ax.set_xlabel(labels[0])
-    ax.set_ylabel(labels[1])
+        ax.legend(loc="upper right", fontsize=9, framealpha=0.8)
+    ax.set_xlabel(labels[0], fontsize=11)
+    ax.set_ylabel(labels[1], fontsize=11)
+    ax.tick_params(labelsize=10)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=12)
     return ax
 
 
 def posterior_maps(X, mean, var, truth=None, points=None, axes=None, labels=("x", "t")):
-    """Posterior mean, standard deviation and (with ``truth``) absolute error side by side.
+    """Maps of the posterior mean and standard deviation and, given ``truth``, of the
+    truth and the absolute error, with the data points on each.
+
+    Without ``axes`` a new figure holds them in a grid two panels wide (mean and
+    truth side by side, then std and error), legible at the width of a page or a
+    notebook; pass ``axes`` (any array of at least 2, or 4 with ``truth``, axes) for
+    another layout.
 
     Returns:
-        The array of axes.
+        The flat array of axes drawn on.
     """
     import matplotlib.pyplot as plt
 
-    panels = 3 if truth is not None else 2
+    panels = 4 if truth is not None else 2
     if axes is None:
-        _, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 3.8), constrained_layout=True)
-    field(X, mean, axes[0], "posterior mean", points=points, labels=labels)
-    field(X, np.sqrt(np.maximum(var, 0.0)), axes[1], "posterior std", cmap="magma",
-          points=points, labels=labels)
+        _, axes = plt.subplots(
+            panels // 2, 2, figsize=(9.0, 3.7 * (panels // 2)), constrained_layout=True
+        )
+    axes = np.ravel(axes)
+    if len(axes) < panels:
+        raise ValueError(
+            f"axes: {panels} axes are needed ({'with' if truth is not None else 'without'}"
+            f" truth), got {len(axes)}"
+        )
+    std = np.sqrt(np.maximum(var, 0.0))
+    maps = [(mean, "posterior mean", "viridis"), (std, "posterior std", "magma")]
     if truth is not None:
-        field(X, np.abs(np.asarray(mean) - np.asarray(truth)), axes[2], "absolute error",
-              cmap="magma", points=points, labels=labels)
-    return axes
+        truth = np.asarray(truth)
+        maps = [
+            maps[0],
+            (truth, "truth", "viridis"),
+            maps[1],
+            (np.abs(np.asarray(mean) - truth), "absolute error", "magma"),
+        ]
+    for ax, (values, title, cmap) in zip(axes, maps):
+        field(X, values, ax, title, cmap=cmap, points=points, labels=labels)
+    return axes[:panels]
 
 
-def slice_at(model, t: float, x=None, truth=None, ax=None, output: str = "u", column: int = 1,
-             label: str = "t"):
+def slice_at(
+    model,
+    t: float,
+    x=None,
+    truth=None,
+    ax=None,
+    output: str = "u",
+    column: int = 1,
+    label: str = "t",
+):
     """The posterior along x at a fixed ``t`` (column 1), with a ±2σ band and the truth.
 
     Args:
@@ -100,9 +153,10 @@ def slice_at(model, t: float, x=None, truth=None, ax=None, output: str = "u", co
     X[:, 1 - column], X[:, column] = x, t
     mean, var = model.predict(X, output=output)
     std = np.sqrt(var)
-    line, = ax.plot(x, mean, label=f"mean, {label} = {t:g}")
-    ax.fill_between(x, mean - 2 * std, mean + 2 * std, color=line.get_color(), alpha=0.25,
-                    label="±2σ")
+    (line,) = ax.plot(x, mean, label=f"mean, {label} = {t:g}")
+    ax.fill_between(
+        x, mean - 2 * std, mean + 2 * std, color=line.get_color(), alpha=0.25, label="±2σ"
+    )
     if truth is not None:
         ax.plot(x, truth(X), "k--", lw=1, label="truth")
     ax.set_xlabel("x" if column == 1 else "t")

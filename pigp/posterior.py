@@ -23,7 +23,7 @@ from .linalg import jittered_cholesky
 
 __all__ = ["Posterior", "CHUNK"]
 
-CHUNK = 1024   # test points per compiled prediction call
+CHUNK = 1024  # test points per compiled prediction call
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,8 +47,9 @@ class Posterior:
     prior: np.ndarray = None
 
     @classmethod
-    def compute(cls, K: np.ndarray, y: np.ndarray, values: tuple, sizes=None,
-                names=None) -> "Posterior":
+    def compute(
+        cls, K: np.ndarray, y: np.ndarray, values: tuple, sizes=None, names=None
+    ) -> Posterior:
         """Factorise ``K`` (with retries: ``pigp.linalg.jittered_cholesky``).
 
         Args:
@@ -61,8 +62,9 @@ class Posterior:
         K = np.asarray(K, dtype=np.float64)
         prior = np.diag(K).copy()
         chol, jitter = jittered_cholesky(K, sizes, names)
-        alpha = scipy.linalg.cho_solve((chol, True), np.asarray(y, dtype=np.float64),
-                                       check_finite=False)
+        alpha = scipy.linalg.cho_solve(
+            (chol, True), np.asarray(y, dtype=np.float64), check_finite=False
+        )
         for array in (chol, alpha, prior):
             array.setflags(write=False)
         return cls(chol, alpha, tuple(np.array(v, copy=True) for v in values), jitter, prior)
@@ -71,7 +73,8 @@ class Posterior:
         """Whether ``values`` (same order as at ``compute``) are exactly this
         snapshot's."""
         return len(values) == len(self.values) and all(
-            np.array_equal(a, b) for a, b in zip(values, self.values))
+            np.array_equal(a, b) for a, b in zip(values, self.values)
+        )
 
     def predict(self, cross, X: np.ndarray, keep_V: bool = False, chunk: int = CHUNK) -> tuple:
         """Mean, variance and ``V = chol^-1 K_y*`` at points ``X``, in standardised units.
@@ -91,18 +94,19 @@ class Posterior:
         """
         means, variances, Vs, collapsed = [], [], [], 0
         for start in range(0, len(X), chunk):
-            part = X[start:start + chunk]
+            part = X[start : start + chunk]
             padded = np.concatenate([part, np.repeat(part[-1:], chunk - len(part), axis=0)])
             Ks, prior = cross(padded)
-            Ks, prior = Ks[:len(part)], prior[:len(part)]
+            Ks, prior = Ks[: len(part)], prior[: len(part)]
             V = scipy.linalg.solve_triangular(self.chol, Ks.T, lower=True, check_finite=False)
             means.append(Ks @ self.alpha)
             variances.append(prior - np.einsum("ij,ij->j", V, V))
             if keep_V:
                 Vs.append(V)
             with np.errstate(divide="ignore", invalid="ignore"):
-                correlation = np.max(np.abs(Ks) / np.sqrt(np.outer(np.abs(prior), self.prior)),
-                                     axis=1)
+                correlation = np.max(
+                    np.abs(Ks) / np.sqrt(np.outer(np.abs(prior), self.prior)), axis=1
+                )
             collapsed += int(np.sum((correlation < 1e-3) & (variances[-1] < 1e-12)))
         V = np.concatenate(Vs, axis=1) if keep_V else None
         return np.concatenate(means), np.concatenate(variances), V, collapsed

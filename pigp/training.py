@@ -13,30 +13,29 @@ Neither knows about models or posteriors.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
-
-import time
 
 import numpy as np
 import tensorflow as tf
 
 __all__ = ["Adam", "AdamState", "History", "adam_steps", "minimize_adam", "minimize_lbfgs"]
 
-STEPS_PER_CALL = 250     # Adam steps per compiled call at most; callbacks come this often
-SECONDS_PER_CALL = 0.2   # the time a compiled call of Adam steps aims at
+STEPS_PER_CALL = 250  # Adam steps per compiled call at most; callbacks come this often
+SECONDS_PER_CALL = 0.2  # the time a compiled call of Adam steps aims at
 
 
 class AdamState(NamedTuple):
     """Adam's state: tensors only, so it passes through compiled loops."""
 
-    step: tf.Tensor            # steps taken (float64)
-    m: tuple                   # first moments, one per variable
-    v: tuple                   # second moments
-    best: tuple                # the values of the lowest loss seen
+    step: tf.Tensor  # steps taken (float64)
+    m: tuple  # first moments, one per variable
+    v: tuple  # second moments
+    best: tuple  # the values of the lowest loss seen
     best_loss: tf.Tensor
-    learning_rate: tf.Tensor   # the base step size
-    rate_scale: tf.Tensor      # halved at each rejected step
+    learning_rate: tf.Tensor  # the base step size
+    rate_scale: tf.Tensor  # halved at each rejected step
 
 
 @dataclass(frozen=True)
@@ -60,11 +59,15 @@ class Adam:
     def init(self, variables) -> AdamState:
         """Zero moments; the current values are the best seen, at an infinite loss."""
         zeros = tuple(tf.zeros_like(v) for v in variables)
-        return AdamState(tf.constant(0.0, tf.float64), zeros, zeros,
-                         tuple(tf.identity(v) for v in variables),
-                         tf.constant(np.inf, tf.float64),
-                         tf.constant(self.learning_rate, tf.float64),
-                         tf.constant(1.0, tf.float64))
+        return AdamState(
+            tf.constant(0.0, tf.float64),
+            zeros,
+            zeros,
+            tuple(tf.identity(v) for v in variables),
+            tf.constant(np.inf, tf.float64),
+            tf.constant(self.learning_rate, tf.float64),
+            tf.constant(1.0, tf.float64),
+        )
 
     def update(self, loss, grads, variables, state: AdamState) -> tuple:
         """One step at ``loss`` and ``grads`` (those of the variables' current values).
@@ -74,17 +77,20 @@ class Adam:
             The variables are updated in place.
         """
         beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
-        finite = tf.reduce_all([tf.math.is_finite(loss)]
-                               + [tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+        finite = tf.reduce_all(
+            [tf.math.is_finite(loss)] + [tf.reduce_all(tf.math.is_finite(g)) for g in grads]
+        )
 
         def take():
             improved = loss < state.best_loss
-            best = tuple(tf.where(improved, tf.identity(var), b)
-                         for var, b in zip(variables, state.best))
+            best = tuple(
+                tf.where(improved, tf.identity(var), b) for var, b in zip(variables, state.best)
+            )
             best_loss = tf.where(improved, loss, state.best_loss)
             t = state.step + 1.0
-            rate = state.learning_rate * state.rate_scale * tf.sqrt(1.0 - beta2 ** t) \
-                / (1.0 - beta1 ** t)
+            rate = (
+                state.learning_rate * state.rate_scale * tf.sqrt(1.0 - beta2**t) / (1.0 - beta1**t)
+            )
             ms, vs = [], []
             with tf.control_dependencies(best):
                 for var, g, m, v in zip(variables, grads, state.m, state.v):
@@ -93,8 +99,9 @@ class Adam:
                     var.assign_sub(rate * m / (tf.sqrt(v) + eps))
                     ms.append(m)
                     vs.append(v)
-            return tf.constant(True), state._replace(step=t, m=tuple(ms), v=tuple(vs),
-                                                     best=best, best_loss=best_loss)
+            return tf.constant(True), state._replace(
+                step=t, m=tuple(ms), v=tuple(vs), best=best, best_loss=best_loss
+            )
 
         def reject():
             for b, var in zip(state.best, variables):
@@ -133,9 +140,15 @@ def _adam_program(objective, optimizer: Adam):
             return i + 1, losses.write(i, loss), taken.write(i, step), state
 
         _, losses, taken, state = tf.while_loop(
-            lambda i, *_: i < n, body,
-            (tf.constant(0), tf.TensorArray(tf.float64, size=n),
-             tf.TensorArray(tf.bool, size=n), state))
+            lambda i, *_: i < n,
+            body,
+            (
+                tf.constant(0),
+                tf.TensorArray(tf.float64, size=n),
+                tf.TensorArray(tf.bool, size=n),
+                state,
+            ),
+        )
         return losses.stack(), taken.stack(), state
 
     return tf.function(steps, autograph=False)
@@ -153,11 +166,13 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
     """
     lapack = objective.backend(int(y.shape[0])) == "lapack"
     if lapack:
-        update = objective.program(("adam update", optimizer),
-                                   lambda: tf.function(optimizer.update, autograph=False))
+        update = objective.program(
+            ("adam update", optimizer), lambda: tf.function(optimizer.update, autograph=False)
+        )
     else:
-        program = objective.program(("adam loop", optimizer),
-                                    lambda: _adam_program(objective, optimizer))
+        program = objective.program(
+            ("adam loop", optimizer), lambda: _adam_program(objective, optimizer)
+        )
     done, size = 0, 1
     while done < steps:
         n = min(size, STEPS_PER_CALL - done % STEPS_PER_CALL, steps - done)
@@ -179,8 +194,16 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
         yield losses, taken, state
 
 
-def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
-                  callback=None, progress=None, history: History | None = None) -> History:
+def minimize_adam(
+    objective,
+    Xs,
+    y,
+    steps: int,
+    optimizer: Adam | None = None,
+    callback=None,
+    progress=None,
+    history: History | None = None,
+) -> History:
     """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
 
     Args:
@@ -204,15 +227,19 @@ def minimize_adam(objective, Xs, y, steps: int, optimizer: Adam | None = None,
         return history
     state, done = optimizer.init(objective.variables), 0
     try:
-        for losses, taken, state in adam_steps(objective, Xs, y, steps, optimizer, state):
+        # The loop rebinds state on purpose: the finally clause needs the latest one.
+        for losses, taken, state in adam_steps(objective, Xs, y, steps, optimizer, state):  # noqa: B007, B020
             history.rejected.extend((len(history.losses) + np.flatnonzero(~taken)).tolist())
             history.losses.extend(losses.tolist())
             done += len(losses)
             if progress is not None:
                 progress.update(len(losses))
                 progress.set_postfix(loss=f"{losses[-1]:.6g}")
-            if callback is not None and (done % STEPS_PER_CALL == 0 or done == steps) \
-                    and callback(done, float(losses[-1])) is True:
+            if (
+                callback is not None
+                and (done % STEPS_PER_CALL == 0 or done == steps)
+                and callback(done, float(losses[-1])) is True
+            ):
                 break
     finally:
         _keep_best(objective, Xs, y, state)
@@ -228,8 +255,9 @@ def _keep_best(objective, Xs, y, state: AdamState) -> None:
             var.assign(b)
 
 
-def minimize_lbfgs(objective, Xs, y, max_iterations: int,
-                   history: History | None = None) -> History:
+def minimize_lbfgs(
+    objective, Xs, y, max_iterations: int, history: History | None = None
+) -> History:
     """Polish with SciPy's L-BFGS-B on the unconstrained variables.
 
     The loss and gradient of a point where they are not finite are replaced by
@@ -250,7 +278,7 @@ def minimize_lbfgs(objective, Xs, y, max_iterations: int,
     shapes = [v.shape for v in variables]
     sizes = [int(np.prod(s)) for s in shapes]
     best = {"loss": np.inf, "x": None}
-    seen = []      # (x, loss) of the last evaluations, to report each iteration's loss
+    seen = []  # (x, loss) of the last evaluations, to report each iteration's loss
 
     def assign(x):
         for v, part, shape in zip(variables, np.split(x, np.cumsum(sizes)[:-1]), shapes):
@@ -264,8 +292,7 @@ def minimize_lbfgs(objective, Xs, y, max_iterations: int,
         if not (np.isfinite(loss) and np.all(np.isfinite(grad))):
             history.rejected.append(len(history.evaluations))
             history.evaluations.append(np.nan)
-            return best["loss"] + 1e10 if np.isfinite(best["loss"]) else 1e300, \
-                np.zeros_like(x)
+            return best["loss"] + 1e10 if np.isfinite(best["loss"]) else 1e300, np.zeros_like(x)
         history.evaluations.append(loss)
         seen[:] = seen[-19:] + [(x.copy(), loss)]
         if loss < best["loss"]:
@@ -280,8 +307,14 @@ def minimize_lbfgs(objective, Xs, y, max_iterations: int,
 
     x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
     try:
-        scipy.optimize.minimize(function, x0, jac=True, method="L-BFGS-B", callback=iteration,
-                                options={"maxiter": max_iterations})
+        scipy.optimize.minimize(
+            function,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            callback=iteration,
+            options={"maxiter": max_iterations},
+        )
     finally:
         assign(best["x"] if best["x"] is not None else x0)
     return history

@@ -29,8 +29,9 @@ def hessian(objective, Xs, y) -> np.ndarray:
             grads = inner.gradient(loss, variables, unconnected_gradients="zero")
             flat = tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
         rows = outer.jacobian(flat, variables, unconnected_gradients="zero")
-        return tf.concat([tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1])
-                          for h in rows], axis=1)
+        return tf.concat(
+            [tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1]) for h in rows], axis=1
+        )
 
     H = compute(Xs, y).numpy()
     return 0.5 * (H + H.T)
@@ -63,8 +64,11 @@ def laplace(objective, Xs, y, parameters) -> dict:
     if not np.all(np.isfinite(H)):
         raise ValueError("parameter_uncertainty: the loss Hessian is not finite")
     curved = np.abs(np.diag(H)) > 1e-12 * np.abs(np.diag(H)).max()
-    entries = [f"{name}[{i}]" if p.shape != () else name
-               for name, p in parameters for i in range(int(np.prod(p.shape)))]
+    entries = [
+        f"{name}[{i}]" if p.shape != () else name
+        for name, p in parameters
+        for i in range(int(np.prod(p.shape)))
+    ]
     held = []
     while curved.any():
         values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
@@ -74,13 +78,18 @@ def laplace(objective, Xs, y, parameters) -> dict:
         curved[worst] = False
         held.append(entries[worst])
     if not curved.any():
-        raise ValueError("parameter_uncertainty: the loss Hessian is not positive definite "
-                         "in any parameter; the parameters are not at a minimum: fit longer")
+        raise ValueError(
+            "parameter_uncertainty: the loss Hessian is not positive definite "
+            "in any parameter; the parameters are not at a minimum: fit longer"
+        )
     if held:
-        warnings.warn(f"parameter_uncertainty: the loss curves down or is flat along "
-                      f"{', '.join(held)} (not at a strict minimum there); held fixed, "
-                      f"std reported as inf, the other stds are conditional on it",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"parameter_uncertainty: the loss curves down or is flat along "
+            f"{', '.join(held)} (not at a strict minimum there); held fixed, "
+            f"std reported as inf, the other stds are conditional on it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     variance = np.full(len(H), np.inf)
     variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
     out, offset = {}, 0
@@ -89,7 +98,7 @@ def laplace(objective, Xs, y, parameters) -> dict:
         with tf.GradientTape() as tape:
             value = tf.reduce_sum(p.value())
         slope = tape.gradient(value, p.unconstrained).numpy().reshape(-1)
-        std = np.abs(slope) * np.sqrt(variance[offset:offset + size])
+        std = np.abs(slope) * np.sqrt(variance[offset : offset + size])
         out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
         offset += size
     return out

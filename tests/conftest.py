@@ -34,8 +34,9 @@ def sympy_block(kernel, left, right, d):
 
     def evaluate(A, B):
         A, B = np.asarray(A, float), np.asarray(B, float)
-        args = [A[:, None, c] * np.ones((1, len(B))) for c in range(d)] + \
-               [B[None, :, c] * np.ones((len(A), 1)) for c in range(d)]
+        args = [A[:, None, c] * np.ones((1, len(B))) for c in range(d)] + [
+            B[None, :, c] * np.ones((len(A), 1)) for c in range(d)
+        ]
         return np.broadcast_to(function(*args), (len(A), len(B))).astype(float)
 
     return evaluate
@@ -43,8 +44,9 @@ def sympy_block(kernel, left, right, d):
 
 def se_expr(variance, lengthscales):
     def kernel(z1, z2):
-        s = sum(((a - b) / l) ** 2 for a, b, l in zip(z1, z2, lengthscales))
+        s = sum(((a - b) / ell) ** 2 for a, b, ell in zip(z1, z2, lengthscales))
         return variance * sp.exp(-s / 2)
+
     return kernel
 
 

@@ -3,14 +3,13 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import se_expr, sympy_block
 
 import pigp
 from pigp.covariance import block, block_diag
 from pigp.parameters import softplus
 
-from conftest import se_expr, sympy_block
-
-HEAT = lambda alpha: [(1.0, {1: 1}), (-alpha, {0: 2})]   # u_t - alpha u_xx
+HEAT = lambda alpha: [(1.0, {1: 1}), (-alpha, {0: 2})]  # u_t - alpha u_xx
 IDENTITY = [(1.0, {})]
 
 
@@ -27,12 +26,13 @@ def test_seed_configuration_is_finite_and_exact(dtype):
     terms = pigp.operators.heat(1.0).resolve(2)
     X20, X30 = seed_grids()
     Kff = block(kernel, tf.constant(X20, dtype), tf.constant(X30, dtype), terms, terms).numpy()
-    reference = sympy_block(se_expr(amplitude ** 2, 1 / np.sqrt(weights)), HEAT(1.0), HEAT(1.0),
-                            2)(X20, X30)
+    reference = sympy_block(se_expr(amplitude**2, 1 / np.sqrt(weights)), HEAT(1.0), HEAT(1.0), 2)(
+        X20, X30
+    )
     assert Kff.shape == (20, 30)
     assert np.all(np.isfinite(Kff))
     tol = 1e-12 if dtype == tf.float64 else 2e-6
-    for i, j in [(0, 0), (19, 29)]:   # the coincident corners that went NaN
+    for i, j in [(0, 0), (19, 29)]:  # the coincident corners that went NaN
         assert X20[i] == pytest.approx(X30[j])
         assert Kff[i, j] == pytest.approx(reference[i, j], rel=tol)
     np.testing.assert_allclose(Kff, reference, rtol=tol, atol=tol * np.abs(reference).max())
@@ -54,7 +54,7 @@ def test_pow_two_is_what_made_the_seed_nan():
             d2 = t2.gradient(d1, a)
         return t3.gradient(d2, a, unconnected_gradients="zero").numpy()
 
-    assert np.isnan(third(lambda v: v ** 2)[0])
+    assert np.isnan(third(lambda v: v**2)[0])
     np.testing.assert_array_equal(third(tf.square), [0.0, 0.0])
 
 
@@ -65,7 +65,7 @@ def test_heat_blocks_match_sympy(rng, left, right):
     ops = {"u": IDENTITY, "f": HEAT(alpha)}
     terms = {"u": pigp.Identity.resolve(2), "f": pigp.operators.heat(alpha).resolve(2)}
     X1 = rng.uniform(size=(7, 2))
-    X2 = np.concatenate([rng.uniform(size=(4, 2)), X1[:3]])   # distinct and coincident pairs
+    X2 = np.concatenate([rng.uniform(size=(4, 2)), X1[:3]])  # distinct and coincident pairs
     K = block(kernel, tf.constant(X1), tf.constant(X2), terms[left], terms[right]).numpy()
     reference = sympy_block(se_expr(variance, lengthscales), ops[left], ops[right], 2)(X1, X2)
     np.testing.assert_allclose(K, reference, rtol=1e-11, atol=1e-12)
@@ -76,13 +76,18 @@ def test_cross_block_matches_finite_differences(rng):
     alpha = 0.7
     kernel = pigp.kernels.SquaredExponential(1.0, np.array([0.5, 0.8]))
     X1, X2 = rng.uniform(size=(5, 2)), rng.uniform(size=(6, 2))
-    Kuf = block(kernel, tf.constant(X1), tf.constant(X2), pigp.Identity.resolve(2),
-                pigp.operators.heat(alpha).resolve(2)).numpy()
+    Kuf = block(
+        kernel,
+        tf.constant(X1),
+        tf.constant(X2),
+        pigp.Identity.resolve(2),
+        pigp.operators.heat(alpha).resolve(2),
+    ).numpy()
     h = 1e-4
     k = lambda B: kernel(X1, B).numpy()
     shift = lambda c, s: X2 + s * h * np.eye(2)[c]
     k_t = (k(shift(1, 1)) - k(shift(1, -1))) / (2 * h)
-    k_xx = (k(shift(0, 1)) - 2 * k(X2) + k(shift(0, -1))) / h ** 2
+    k_xx = (k(shift(0, 1)) - 2 * k(X2) + k(shift(0, -1))) / h**2
     np.testing.assert_allclose(Kuf, k_t - alpha * k_xx, rtol=1e-6, atol=1e-7)
 
 
@@ -91,10 +96,17 @@ def test_block_symmetry_and_diagonal(rng):
     f = pigp.operators.heat(1.0).resolve(2)
     u = pigp.Identity.resolve(2)
     X1, X2 = tf.constant(rng.uniform(size=(6, 2))), tf.constant(rng.uniform(size=(9, 2)))
-    np.testing.assert_allclose(block(kernel, X1, X2, f, u).numpy(),
-                               block(kernel, X2, X1, u, f).numpy().T, rtol=1e-13, atol=1e-13)
-    np.testing.assert_allclose(block_diag(kernel, X1, f, f).numpy(),
-                               np.diag(block(kernel, X1, X1, f, f).numpy()), rtol=1e-13)
+    np.testing.assert_allclose(
+        block(kernel, X1, X2, f, u).numpy(),
+        block(kernel, X2, X1, u, f).numpy().T,
+        rtol=1e-13,
+        atol=1e-13,
+    )
+    np.testing.assert_allclose(
+        block_diag(kernel, X1, f, f).numpy(),
+        np.diag(block(kernel, X1, X1, f, f).numpy()),
+        rtol=1e-13,
+    )
 
 
 def test_non_stationary_path_matches_stationary(rng):
@@ -109,8 +121,9 @@ def test_non_stationary_path_matches_stationary(rng):
     builtin = pigp.kernels.SquaredExponential(1.5, lengthscales)
     f = pigp.operators.heat(0.4).resolve(2)
     X1, X2 = tf.constant(rng.uniform(size=(5, 2))), tf.constant(rng.uniform(size=(4, 2)))
-    np.testing.assert_allclose(block(custom, X1, X2, f, f).numpy(),
-                               block(builtin, X1, X2, f, f).numpy(), rtol=1e-11)
+    np.testing.assert_allclose(
+        block(custom, X1, X2, f, f).numpy(), block(builtin, X1, X2, f, f).numpy(), rtol=1e-11
+    )
 
 
 def test_non_stationary_kernel_matches_sympy(rng):
@@ -122,8 +135,11 @@ def test_non_stationary_kernel_matches_sympy(rng):
         return variance * dot * tf.exp(-0.5 * tf.reduce_sum(tf.square(x1 - x2), -1))
 
     kernel = pigp.kernels.Custom(poly_se, {"variance": 0.8})
-    expr = lambda z1, z2: 0.8 * (1 + sum(a * b for a, b in zip(z1, z2))) * sp.exp(
-        -sum((a - b) ** 2 for a, b in zip(z1, z2)) / 2)
+    expr = lambda z1, z2: (
+        0.8
+        * (1 + sum(a * b for a, b in zip(z1, z2)))
+        * sp.exp(-sum((a - b) ** 2 for a, b in zip(z1, z2)) / 2)
+    )
     terms = pigp.operators.heat(0.5).resolve(2)
     X1 = rng.uniform(size=(4, 2))
     X2 = np.concatenate([rng.uniform(size=(3, 2)), X1[:2]])
@@ -134,10 +150,15 @@ def test_non_stationary_kernel_matches_sympy(rng):
 
 def test_joint_matrix_is_symmetric_positive_definite(rng):
     X_u, X_f = rng.uniform(size=(10, 2)), rng.uniform(size=(15, 2))
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.5]),
-                      pigp.operators.heat(1.0), noise_u=1e-8, noise_f=1e-8)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.5, 0.5]),
+        pigp.operators.heat(1.0),
+        noise_u=1e-8,
+        noise_f=1e-8,
+    )
     model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=0)
-    K = pigp.covariance.joint(model.kernel, model.data.tensors(model.dtype)[0],
-                              model.data.sets, model.jitter, model.dtype).numpy()
+    K = pigp.covariance.joint(
+        model.kernel, model.data.tensors(model.dtype)[0], model.data.sets, model.jitter, model.dtype
+    ).numpy()
     np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-12 * np.abs(K).max())
     assert np.linalg.eigvalsh(K).min() > -1e-10 * np.abs(K).max()

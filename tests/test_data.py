@@ -12,12 +12,16 @@ def test_poisson_1d_with_dirichlet_and_neumann_data():
     """u'' = f on [0, 1] with u = sin(pi x / 2): u(0) = 0 (Dirichlet), u'(1) = 0 (Neumann)."""
     u = lambda x: np.sin(np.pi * x / 2)
     X_f = np.linspace(0.05, 0.95, 12)[:, None]
-    f = -(np.pi / 2) ** 2 * u(X_f[:, 0])
+    f = -((np.pi / 2) ** 2) * u(X_f[:, 0])
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), D(0, 2))
-    model.fit(X_f=X_f, y_f=f, observations=[
-        pigp.Observations([[0.0]], [0.0], Identity, name="dirichlet"),
-        pigp.Observations([[1.0]], [0.0], D(0), name="neumann"),
-    ])
+    model.fit(
+        X_f=X_f,
+        y_f=f,
+        observations=[
+            pigp.Observations([[0.0]], [0.0], Identity, name="dirichlet"),
+            pigp.Observations([[1.0]], [0.0], D(0), name="neumann"),
+        ],
+    )
     x = np.linspace(0, 1, 101)[:, None]
     mean, var = model.predict(x)
     assert np.max(np.abs(mean - u(x[:, 0]))) < 1e-3
@@ -34,10 +38,13 @@ def test_learned_diffusivity_and_its_laplace_std():
     X_u, X_f = sampler.random(20), sampler.random(20)
     u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
     alpha = pigp.Parameter(2.0, name="diffusivity")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(alpha),
-                      noise_u=pigp.Parameter(1e-6, trainable=False),
-                      noise_f=pigp.Parameter(1e-6, trainable=False))
-    model.fit(X_u, u(X_u), X_f, (4 * np.pi ** 2 - 1) * u(X_f))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.operators.heat(alpha),
+        noise_u=pigp.Parameter(1e-6, trainable=False),
+        noise_f=pigp.Parameter(1e-6, trainable=False),
+    )
+    model.fit(X_u, u(X_u), X_f, (4 * np.pi**2 - 1) * u(X_f))
     assert abs(alpha.numpy() - 1.0) < 1e-2
     std = model.parameter_uncertainty()
 
@@ -61,7 +68,7 @@ def test_learned_diffusivity_and_its_laplace_std():
     H = 0.5 * (H + H.T)
     index = [i for i, v in enumerate(variables) if v is alpha.unconstrained][0]
     offset = sum(sizes[:index])
-    slope = 1.0 / (1.0 + np.exp(-x0[offset]))            # d softplus / dv
+    slope = 1.0 / (1.0 + np.exp(-x0[offset]))  # d softplus / dv
     reference = slope * np.sqrt(np.linalg.inv(H)[offset, offset])
     assert std["operator.diffusivity"] == pytest.approx(reference, rel=1e-3)
     assert abs(alpha.numpy() - 1.0) < 5 * reference
@@ -79,7 +86,9 @@ def test_observation_sets_named_u_or_f_are_refused(name):
 
 def test_duplicate_observation_names_are_refused():
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), D(0, 2))
-    sets = [pigp.Observations([[0.0]], [0.0], name="edge"),
-            pigp.Observations([[1.0]], [0.0], name="edge")]
+    sets = [
+        pigp.Observations([[0.0]], [0.0], name="edge"),
+        pigp.Observations([[1.0]], [0.0], name="edge"),
+    ]
     with pytest.raises(ValueError, match="names must be distinct"):
         model.fit(X_f=[[0.5]], y_f=[1.0], observations=sets)

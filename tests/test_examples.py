@@ -11,8 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_example(name, out, *args):
-    subprocess.run([sys.executable, str(ROOT / "examples" / name), "--out", str(out), *args],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), "--out", str(out), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads((out / "metrics.json").read_text())
 
 
@@ -22,8 +26,12 @@ def test_heat_example_meets_its_targets(tmp_path):
     assert metrics["noise_free"]["relative_l2"] < 1e-3
     assert metrics["noise_1pct"]["max_relative_l2"] < 3e-2
     assert 0.85 <= metrics["noise_1pct"]["pooled_coverage_95"] <= 1.0
-    for figure in ("heat_noise_free.png", "heat_noise_1pct.png", "heat_slices.png",
-                   "heat_training.png"):
+    for figure in (
+        "heat_noise_free.png",
+        "heat_noise_1pct.png",
+        "heat_slices.png",
+        "heat_training.png",
+    ):
         assert (tmp_path / figure).stat().st_size > 10_000
 
 
@@ -42,8 +50,21 @@ def test_seed_example_runs_and_shows_the_diagonal_limit(tmp_path):
 def test_cli_matches_the_example(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     run_example("heat_seed.py", a, "--quick", "--seed", "3")
-    subprocess.run([sys.executable, "-m", "pigp.experiments", "seed", "--quick", "--seed", "3",
-                    "--out", str(b)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pigp.experiments",
+            "seed",
+            "--quick",
+            "--seed",
+            "3",
+            "--out",
+            str(b),
+        ],
+        check=True,
+        capture_output=True,
+    )
     first = json.loads((a / "metrics.json").read_text())
     second = json.loads((b / "metrics.json").read_text())
     first.pop("fit_seconds"), second.pop("fit_seconds")

@@ -24,11 +24,13 @@ def imports(path: pathlib.Path, modules: set) -> set:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             # ``from . import kernels`` imports the submodule pigp.kernels.
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                       for alias in node.names]
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
         else:
             continue
         found.update(t for t in targets if t in modules and t != name)
@@ -50,7 +52,7 @@ def find_cycle(edges: dict):
         stack.append(node)
         for target in sorted(edges.get(node, ())):
             if state.get(target) == "open":
-                return stack[stack.index(target):] + [target]
+                return stack[stack.index(target) :] + [target]
             if target not in state:
                 cycle = visit(target)
                 if cycle:
@@ -71,8 +73,8 @@ def test_the_checker_finds_a_cycle_and_resolves_relative_imports():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     edges = graph()
-    assert "pigp.covariance" in edges["pigp"]                    # from . import covariance
-    assert "pigp.experiments.report" in edges["pigp.experiments.heat"]   # from .report import
+    assert "pigp.covariance" in edges["pigp"]  # from . import covariance
+    assert "pigp.experiments.report" in edges["pigp.experiments.heat"]  # from .report import
     assert "pigp.linalg" in edges["pigp.posterior"]
 
 

@@ -19,13 +19,14 @@ def heat_data():
     rng = np.random.default_rng(3)
     X_u, X_f = rng.uniform(size=(12, 2)), rng.uniform(size=(15, 2))
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
-    return X_u, u(X_u), X_f, (np.pi ** 2 - 1.0) * u(X_f)
+    return X_u, u(X_u), X_f, (np.pi**2 - 1.0) * u(X_f)
 
 
 def test_round_trip_learned_coefficient_is_bit_identical(heat_data, tmp_path):
     alpha = pigp.Parameter(1.5, name="alpha")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(),
-                      (D("t") - alpha * D("x", 2)).with_dims("x", "t"))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(), (D("t") - alpha * D("x", 2)).with_dims("x", "t")
+    )
     model.fit(*heat_data, steps=100, optimizer="adam")
     model.save(tmp_path / "model.npz")
     loaded = pigp.load(tmp_path / "model.npz")
@@ -49,12 +50,18 @@ def test_round_trip_learned_coefficient_is_bit_identical(heat_data, tmp_path):
 def test_round_trip_observation_sets_and_kernel_combinations(tmp_path):
     x = np.linspace(0.0, 1.0, 9)[:, None]
     kernel = pigp.kernels.Matern72(lengthscales=[0.4]) + pigp.kernels.RationalQuadratic(
-        0.5, [0.3], alpha=2.0)
+        0.5, [0.3], alpha=2.0
+    )
     model = pigp.PIGP(kernel, D(0, 2), noise_u=1e-4)
     boundary = pigp.Observations([[0.0], [1.0]], [0.0, 0.0], name="dirichlet")
     slope = pigp.Observations([[0.0]], [np.pi], operator=D(0), name="neumann")
-    model.fit(X_f=x, y_f=-np.pi ** 2 * np.sin(np.pi * x[:, 0]),
-              observations=[boundary, slope], steps=30, optimizer="adam")
+    model.fit(
+        X_f=x,
+        y_f=-(np.pi**2) * np.sin(np.pi * x[:, 0]),
+        observations=[boundary, slope],
+        steps=30,
+        optimizer="adam",
+    )
     model.save(tmp_path / "poisson.npz")
     loaded = pigp.load(tmp_path / "poisson.npz")
     X = np.linspace(0, 1, 17)[:, None]
@@ -69,12 +76,13 @@ def test_custom_kernel_needs_its_function(heat_data, tmp_path):
     model.fit(*heat_data, steps=10, optimizer="adam")
     model.save(tmp_path / "custom.npz")
     X = heat_data[0]
-    loaded = pigp.load(tmp_path / "custom.npz")      # importable: found by its path
+    loaded = pigp.load(tmp_path / "custom.npz")  # importable: found by its path
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
 
     local = lambda x1, x2, variance, scale: _exp_quadratic(x1, x2, variance, scale)  # noqa: E731
-    model = pigp.PIGP(pigp.kernels.Custom(local, {"variance": 1.0, "scale": 0.5}),
-                      pigp.operators.heat(1.0))
+    model = pigp.PIGP(
+        pigp.kernels.Custom(local, {"variance": 1.0, "scale": 0.5}), pigp.operators.heat(1.0)
+    )
     model.fit(*heat_data, steps=10, optimizer="adam")
     model.save(tmp_path / "local.npz")
     with pytest.raises(ValueError, match="custom_objects="):
@@ -114,8 +122,9 @@ def test_round_trip_spectral_mixture(heat_data, tmp_path):
     loaded = pigp.load(tmp_path / "sm.npz")
     assert loaded.kernel.components == 2
     for name in ("weights", "lengthscales", "frequencies"):
-        np.testing.assert_array_equal(getattr(loaded.kernel, name).numpy(),
-                                      getattr(model.kernel, name).numpy())
+        np.testing.assert_array_equal(
+            getattr(loaded.kernel, name).numpy(), getattr(model.kernel, name).numpy()
+        )
     X = np.random.default_rng(1).uniform(size=(7, 2))
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
 
@@ -138,14 +147,17 @@ class PlainSubclass(pigp.kernels.Matern72):
     """A subclass that adds nothing to the constructor: the base config serves."""
 
 
-@pytest.mark.parametrize("kernel", [ScaledSE(0.7, [0.4, 0.5], factor=1.5),
-                                    PlainSubclass(lengthscales=[0.5, 0.6])],
-                         ids=["own-config", "inherited-config"])
+@pytest.mark.parametrize(
+    "kernel",
+    [ScaledSE(0.7, [0.4, 0.5], factor=1.5), PlainSubclass(lengthscales=[0.5, 0.6])],
+    ids=["own-config", "inherited-config"],
+)
 def test_user_subclass_of_a_kernel_round_trips(kernel, heat_data, tmp_path):
-    model = pigp.PIGP(kernel, pigp.operators.heat(1.0) if isinstance(kernel, ScaledSE)
-                      else D("x", 2).with_dims("x", "t"))
-    data = heat_data if isinstance(kernel, ScaledSE) else \
-        (None, None, heat_data[2], heat_data[3])
+    model = pigp.PIGP(
+        kernel,
+        pigp.operators.heat(1.0) if isinstance(kernel, ScaledSE) else D("x", 2).with_dims("x", "t"),
+    )
+    data = heat_data if isinstance(kernel, ScaledSE) else (None, None, heat_data[2], heat_data[3])
     model.fit(*data, steps=10, optimizer="adam")
     model.save(tmp_path / "subclass.npz")
     loaded = pigp.load(tmp_path / "subclass.npz")
@@ -160,8 +172,10 @@ def test_files_of_another_format_version_are_refused_by_name(tmp_path, heat_data
     model.fit(*heat_data, steps=0)
     model.save(tmp_path / "good.npz")
     data = dict(np.load(tmp_path / "good.npz"))
-    for version, message in ((1, "format version 1.*reads version 2.*refit"),
-                             (3, "format version 3.*newer pigp")):
+    for version, message in (
+        (1, "format version 1.*reads version 2.*refit"),
+        (3, "format version 3.*newer pigp"),
+    ):
         spec = json.loads(str(data["spec"]))
         spec["version"] = version
         np.savez(tmp_path / "other.npz", **{**data, "spec": np.array(json.dumps(spec))})
@@ -175,9 +189,13 @@ def test_io_does_not_read_private_attributes():
     import pathlib
 
     source = pathlib.Path(pigp.io.__file__).read_text()
-    private = [node.attr for node in ast.walk(ast.parse(source))
-               if isinstance(node, ast.Attribute) and node.attr.startswith("_")
-               and not node.attr.startswith("__")]
+    private = [
+        node.attr
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+    ]
     assert private == []
 
 
@@ -193,17 +211,26 @@ def _edited(path, target, **changes):
     return target
 
 
-@pytest.mark.parametrize("change,message", [
-    ({"set_1_y": lambda y: np.where(np.arange(len(y)) == 3, np.nan, y)},
-     r"set_1_y: expected finite values"),
-    ({"set_0_y": lambda y: y[:-1]}, r"set_0_y: expected 12 values, one per row of set_0_X"),
-    ({"set_1_X": lambda X: X[:, :1]}, r"set_1_X: expected 2 columns"),
-    ({"parameter_0": lambda p: np.full_like(p, np.inf)},
-     r"parameter 'variance': expected finite values, got inf"),
-    ({"y_scale": -1.0}, r"y_scale: expected a positive number, got -1"),
-], ids=["nan-target", "short-y", "wrong-columns", "inf-parameter", "negative-scale"])
-def test_edited_files_are_refused_naming_the_file_and_the_field(change, message, heat_data,
-                                                                tmp_path):
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (
+            {"set_1_y": lambda y: np.where(np.arange(len(y)) == 3, np.nan, y)},
+            r"set_1_y: expected finite values",
+        ),
+        ({"set_0_y": lambda y: y[:-1]}, r"set_0_y: expected 12 values, one per row of set_0_X"),
+        ({"set_1_X": lambda X: X[:, :1]}, r"set_1_X: expected 2 columns"),
+        (
+            {"parameter_0": lambda p: np.full_like(p, np.inf)},
+            r"parameter 'variance': expected finite values, got inf",
+        ),
+        ({"y_scale": -1.0}, r"y_scale: expected a positive number, got -1"),
+    ],
+    ids=["nan-target", "short-y", "wrong-columns", "inf-parameter", "negative-scale"],
+)
+def test_edited_files_are_refused_naming_the_file_and_the_field(
+    change, message, heat_data, tmp_path
+):
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
     model.fit(*heat_data, steps=0)
     model.save(tmp_path / "good.npz")

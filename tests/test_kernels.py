@@ -4,11 +4,10 @@ import numpy as np
 import pytest
 import sympy as sp
 import tensorflow as tf
+from conftest import sympy_block
 
 import pigp
 from pigp.covariance import block
-
-from conftest import sympy_block
 
 HEAT = [(1.0, {1: 1}), (-0.6, {0: 2})]
 IDENTITY = [(1.0, {})]
@@ -17,17 +16,17 @@ VARIANCE = 1.7
 
 
 def scaled_s(z1, z2):
-    return sum(((a - b) / l) ** 2 for a, b, l in zip(z1, z2, LENGTHSCALES))
+    return sum(((a - b) / ell) ** 2 for a, b, ell in zip(z1, z2, LENGTHSCALES))
 
 
 def matern52(z1, z2):
     y = sp.sqrt(5 * scaled_s(z1, z2))
-    return VARIANCE * (1 + y + y ** 2 / 3) * sp.exp(-y)
+    return VARIANCE * (1 + y + y**2 / 3) * sp.exp(-y)
 
 
 def matern72(z1, z2):
     y = sp.sqrt(7 * scaled_s(z1, z2))
-    return VARIANCE * (1 + y + 2 * y ** 2 / 5 + y ** 3 / 15) * sp.exp(-y)
+    return VARIANCE * (1 + y + 2 * y**2 / 5 + y**3 / 15) * sp.exp(-y)
 
 
 def rational_quadratic(z1, z2):
@@ -37,12 +36,12 @@ def rational_quadratic(z1, z2):
 # At r = 0 the derivatives a Matern kernel has are those of its series' even part.
 def matern52_at_zero(z1, z2):
     s = scaled_s(z1, z2)
-    return VARIANCE * (1 - 5 * s / 6 + 25 * s ** 2 / 24)
+    return VARIANCE * (1 - 5 * s / 6 + 25 * s**2 / 24)
 
 
 def matern72_at_zero(z1, z2):
     s = scaled_s(z1, z2)
-    return VARIANCE * (1 - 7 * s / 10 + 49 * s ** 2 / 120 - 343 * s ** 3 / 720)
+    return VARIANCE * (1 - 7 * s / 10 + 49 * s**2 / 120 - 343 * s**3 / 720)
 
 
 SM_WEIGHTS = (0.7, 1.3)
@@ -51,14 +50,18 @@ SM_FREQUENCIES = ((1.1, 0.2), (0.3, 0.9))
 
 
 def spectral_mixture(z1, z2):
-    return sum(w * sp.exp(-sum(((a - b) / l) ** 2 for a, b, l in zip(z1, z2, ls)) / 2)
-               * sp.Mul(*[sp.cos(2 * sp.pi * m * (a - b)) for a, b, m in zip(z1, z2, ms)])
-               for w, ls, ms in zip(SM_WEIGHTS, SM_LENGTHSCALES, SM_FREQUENCIES))
+    return sum(
+        w
+        * sp.exp(-sum(((a - b) / ell) ** 2 for a, b, ell in zip(z1, z2, ls)) / 2)
+        * sp.Mul(*[sp.cos(2 * sp.pi * m * (a - b)) for a, b, m in zip(z1, z2, ms)])
+        for w, ls, ms in zip(SM_WEIGHTS, SM_LENGTHSCALES, SM_FREQUENCIES)
+    )
 
 
 def make_spectral_mixture():
-    kernel = pigp.kernels.SpectralMixture(2, SM_WEIGHTS, np.array(SM_LENGTHSCALES),
-                                          np.array(SM_FREQUENCIES))
+    kernel = pigp.kernels.SpectralMixture(
+        2, SM_WEIGHTS, np.array(SM_LENGTHSCALES), np.array(SM_FREQUENCIES)
+    )
     kernel.build(np.zeros((3, 2)))
     return kernel
 
@@ -66,8 +69,11 @@ def make_spectral_mixture():
 KERNELS = {
     "matern52": (lambda: pigp.kernels.Matern52(VARIANCE, LENGTHSCALES), matern52, matern52_at_zero),
     "matern72": (lambda: pigp.kernels.Matern72(VARIANCE, LENGTHSCALES), matern72, matern72_at_zero),
-    "rq": (lambda: pigp.kernels.RationalQuadratic(VARIANCE, LENGTHSCALES, alpha=1.5),
-           rational_quadratic, rational_quadratic),
+    "rq": (
+        lambda: pigp.kernels.RationalQuadratic(VARIANCE, LENGTHSCALES, alpha=1.5),
+        rational_quadratic,
+        rational_quadratic,
+    ),
     "spectral_mixture": (make_spectral_mixture, spectral_mixture, spectral_mixture),
 }
 
@@ -77,8 +83,9 @@ KERNELS = {
 def test_blocks_at_distinct_points_match_sympy(rng, name, ops):
     make, expr, _ = KERNELS[name]
     X1, X2 = rng.uniform(size=(5, 2)), rng.uniform(size=(6, 2))
-    terms = [[(pigp.Coefficient(c), tuple(o.get(i, 0) for i in range(2))) for c, o in op]
-             for op in ops]
+    terms = [
+        [(pigp.Coefficient(c), tuple(o.get(i, 0) for i in range(2))) for c, o in op] for op in ops
+    ]
     K = block(make(), tf.constant(X1), tf.constant(X2), *terms).numpy()
     reference = sympy_block(expr, *ops, 2)(X1, X2)
     np.testing.assert_allclose(K, reference, rtol=1e-9, atol=1e-10 * np.abs(reference).max())
@@ -113,17 +120,21 @@ def test_matern_is_continuous_across_its_series_switch():
 def test_gram_matrices_match_numpy(rng):
     X1, X2 = rng.uniform(size=(6, 2)), rng.uniform(size=(3, 2))
     r = (X1[:, None, :] - X2[None, :, :]) / LENGTHSCALES
-    s = np.sum(r ** 2, -1)
+    s = np.sum(r**2, -1)
     k = pigp.kernels.SquaredExponential(VARIANCE, LENGTHSCALES)
     np.testing.assert_allclose(k(X1, X2).numpy(), VARIANCE * np.exp(-s / 2), rtol=1e-14)
     y = np.sqrt(5 * s)
-    np.testing.assert_allclose(pigp.kernels.Matern52(VARIANCE, LENGTHSCALES)(X1, X2).numpy(),
-                               VARIANCE * (1 + y + y ** 2 / 3) * np.exp(-y), rtol=1e-13)
+    np.testing.assert_allclose(
+        pigp.kernels.Matern52(VARIANCE, LENGTHSCALES)(X1, X2).numpy(),
+        VARIANCE * (1 + y + y**2 / 3) * np.exp(-y),
+        rtol=1e-13,
+    )
     total = (k + pigp.kernels.Matern52(VARIANCE, LENGTHSCALES))(X1, X2).numpy()
     product = (k * pigp.kernels.Matern52(VARIANCE, LENGTHSCALES))(X1, X2).numpy()
-    np.testing.assert_allclose(total, VARIANCE * (np.exp(-s / 2) + (1 + y + y ** 2 / 3) * np.exp(-y)))
-    np.testing.assert_allclose(product, VARIANCE ** 2 * np.exp(-s / 2) * (1 + y + y ** 2 / 3)
-                               * np.exp(-y))
+    np.testing.assert_allclose(total, VARIANCE * (np.exp(-s / 2) + (1 + y + y**2 / 3) * np.exp(-y)))
+    np.testing.assert_allclose(
+        product, VARIANCE**2 * np.exp(-s / 2) * (1 + y + y**2 / 3) * np.exp(-y)
+    )
 
 
 def test_seed_parameterisation():
@@ -131,8 +142,9 @@ def test_seed_parameterisation():
 
     k = pigp.kernels.SquaredExponential.from_weights(softplus(0.5), softplus([-1.0, -3.0]))
     assert k.variance.numpy() == pytest.approx(np.log1p(np.exp(0.5)) ** 2, rel=1e-14)
-    np.testing.assert_allclose(k.lengthscales.numpy() ** -2, np.log1p(np.exp([-1.0, -3.0])),
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        k.lengthscales.numpy() ** -2, np.log1p(np.exp([-1.0, -3.0])), rtol=1e-13
+    )
 
 
 @pytest.mark.parametrize("kernel,order", [(pigp.kernels.Matern52, 3), (pigp.kernels.Matern72, 4)])
@@ -161,8 +173,9 @@ def test_spectral_mixture_defaults_and_shapes():
     np.testing.assert_allclose(kernel.weights.numpy(), [1 / 3] * 3)
     np.testing.assert_allclose(kernel.lengthscales.numpy(), [[1.0, 2.0]] * 3)
     # Half a cycle, a cycle and one and a half over each column's range (2 and 4).
-    np.testing.assert_allclose(kernel.frequencies.numpy(),
-                               [[0.25, 0.125], [0.5, 0.25], [0.75, 0.375]])
+    np.testing.assert_allclose(
+        kernel.frequencies.numpy(), [[0.25, 0.125], [0.5, 0.25], [0.75, 0.375]]
+    )
     # With every frequency 0 the kernel is a squared exponential.
     flat = pigp.kernels.SpectralMixture(1, 1.7, LENGTHSCALES, np.full(2, 1e-300))
     flat.build(X)
@@ -170,12 +183,17 @@ def test_spectral_mixture_defaults_and_shapes():
     np.testing.assert_allclose(flat(X).numpy(), se(X).numpy(), rtol=1e-14)
 
 
-@pytest.mark.parametrize("kwargs,argument", [
-    ({"components": 0}, "components"), ({"components": 2, "weights": [1.0, 2.0, 3.0]}, "weights"),
-    ({"components": 2, "frequencies": np.ones((3, 2))}, "frequencies"),
-    ({"components": 1, "lengthscales": np.ones(3)}, "lengthscales"),
-    ({"components": 1, "frequencies": [0.5, -1.0]}, "frequencies"),
-    ({"components": 1, "lengthscales": [np.nan, 1.0]}, "lengthscales")])
+@pytest.mark.parametrize(
+    "kwargs,argument",
+    [
+        ({"components": 0}, "components"),
+        ({"components": 2, "weights": [1.0, 2.0, 3.0]}, "weights"),
+        ({"components": 2, "frequencies": np.ones((3, 2))}, "frequencies"),
+        ({"components": 1, "lengthscales": np.ones(3)}, "lengthscales"),
+        ({"components": 1, "frequencies": [0.5, -1.0]}, "frequencies"),
+        ({"components": 1, "lengthscales": [np.nan, 1.0]}, "lengthscales"),
+    ],
+)
 def test_spectral_mixture_rejects_bad_shapes(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         kernel = pigp.kernels.SpectralMixture(**kwargs)
@@ -189,11 +207,13 @@ def test_spectral_mixture_learns_a_frequency():
     x_u = np.array([[0.0], [0.37], [0.81], [1.0]])
     x_f = np.linspace(0.05, 0.95, 8)[:, None]
     u = lambda x: np.sin(2 * np.pi * frequency * x[:, 0])
-    f = lambda x: -(2 * np.pi * frequency) ** 2 * u(x)
+    f = lambda x: -((2 * np.pi * frequency) ** 2) * u(x)
     X = np.linspace(0.0, 1.0, 101)[:, None]
     errors = {}
-    for name, kernel in [("sm", pigp.kernels.SpectralMixture(1)),
-                         ("se", pigp.kernels.SquaredExponential())]:
+    for name, kernel in [
+        ("sm", pigp.kernels.SpectralMixture(1)),
+        ("se", pigp.kernels.SquaredExponential()),
+    ]:
         model = pigp.PIGP(kernel, pigp.operators.D(0, 2)).fit(x_u, u(x_u), x_f, f(x_f))
         errors[name] = np.linalg.norm(model.predict(X)[0] - u(X)) / np.linalg.norm(u(X))
         if name == "sm":

@@ -16,20 +16,23 @@ def heat_data(n_f=30, seed=0):
 
 def se_heat_joint(X_u, X_f, variance, lx, lt, alpha, noise_u, noise_f):
     """The joint covariance from hand-derived SE heat blocks (NumPy)."""
+
     def parts(A, B):
         rx = A[:, None, 0] - B[None, :, 0]
         rt = A[:, None, 1] - B[None, :, 1]
-        return rx, rt, variance * np.exp(-rx ** 2 / (2 * lx ** 2) - rt ** 2 / (2 * lt ** 2))
+        return rx, rt, variance * np.exp(-(rx**2) / (2 * lx**2) - rt**2 / (2 * lt**2))
 
     rx, rt, k = parts(X_u, X_u)
     Kuu = k
-    rx, rt, k = parts(X_u, X_f)     # (d_t' - alpha d_x'x') k
-    Kuf = k * (rt / lt ** 2) - alpha * k * (rx ** 2 / lx ** 4 - 1 / lx ** 2)
+    rx, rt, k = parts(X_u, X_f)  # (d_t' - alpha d_x'x') k
+    Kuf = k * (rt / lt**2) - alpha * k * (rx**2 / lx**4 - 1 / lx**2)
     rx, rt, k = parts(X_f, X_f)
-    Kff = k * (1 / lt ** 2 - rt ** 2 / lt ** 4) \
-        + alpha ** 2 * k * (rx ** 4 / lx ** 8 - 6 * rx ** 2 / lx ** 6 + 3 / lx ** 4)
-    return np.block([[Kuu + noise_u * np.eye(len(X_u)), Kuf],
-                     [Kuf.T, Kff + noise_f * np.eye(len(X_f))]])
+    Kff = k * (1 / lt**2 - rt**2 / lt**4) + alpha**2 * k * (
+        rx**4 / lx**8 - 6 * rx**2 / lx**6 + 3 / lx**4
+    )
+    return np.block(
+        [[Kuu + noise_u * np.eye(len(X_u)), Kuf], [Kuf.T, Kff + noise_f * np.eye(len(X_f))]]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +45,14 @@ def fitted():
 
 def test_log_likelihood_matches_independent_gaussian():
     X_u, y_u, X_f, y_f = heat_data(n_f=12)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.3, [0.6, 0.9]), pigp.operators.heat(0.8),
-                      noise_u=1e-4, noise_f=1e-3, jitter=0.0, standardize=False)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.3, [0.6, 0.9]),
+        pigp.operators.heat(0.8),
+        noise_u=1e-4,
+        noise_f=1e-3,
+        jitter=0.0,
+        standardize=False,
+    )
     model.fit(X_u, y_u, X_f, y_f, steps=0)
     K = se_heat_joint(X_u, X_f, 1.3, 0.6, 0.9, 0.8, 1e-4, 1e-3)
     expected = scipy.stats.multivariate_normal(np.zeros(len(K)), K).logpdf(np.r_[y_u, y_f])
@@ -52,8 +61,12 @@ def test_log_likelihood_matches_independent_gaussian():
 
 def test_loss_gradient_matches_finite_differences():
     X_u, y_u, X_f, y_f = heat_data(n_f=10)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.8]), pigp.operators.heat(1.0),
-                      noise_u=1e-3, noise_f=1e-2)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.5, 0.8]),
+        pigp.operators.heat(1.0),
+        noise_u=1e-3,
+        noise_f=1e-2,
+    )
     model.fit(X_u, y_u, X_f, y_f, steps=0)
     objective = model.objective()
     Xs, y = model.data.tensors(model.dtype)
@@ -77,7 +90,7 @@ def test_loss_gradient_matches_finite_differences():
 
 def test_fit_lowers_the_loss_and_predicts_the_heat_solution(fitted):
     model, (X_u, y_u, X_f, y_f) = fitted
-    assert len(model.history) > 600          # 600 Adam steps, then L-BFGS iterations
+    assert len(model.history) > 600  # 600 Adam steps, then L-BFGS iterations
     assert model.history[-1] < model.history[0] - 50
     X = np.random.default_rng(3).uniform(size=(400, 2))
     mean, _ = model.predict(X)
@@ -104,8 +117,9 @@ def test_variance_is_the_diagonal_of_the_full_covariance(fitted):
         np.testing.assert_array_equal(mean, mean_full)
         # Both are prior minus explained variance: round-off is relative to the prior.
         prior = np.abs(model.covariance(X, X, output, output)).max()
-        np.testing.assert_allclose(var, np.maximum(np.diag(cov), 0.0), rtol=1e-7,
-                                   atol=1e-13 * prior)
+        np.testing.assert_allclose(
+            var, np.maximum(np.diag(cov), 0.0), rtol=1e-7, atol=1e-13 * prior
+        )
         assert np.linalg.eigvalsh(cov).min() > -1e-10 * prior
 
 
@@ -120,8 +134,11 @@ def test_prediction_in_chunks_equals_one_pass(fitted):
 
 def test_covariance_blocks_are_transposes(fitted):
     model, (X_u, _, X_f, _) = fitted
-    np.testing.assert_allclose(model.covariance(X_f, X_u, left="f", right="u"),
-                               model.covariance(X_u, X_f, left="u", right="f").T, rtol=1e-13)
+    np.testing.assert_allclose(
+        model.covariance(X_f, X_u, left="f", right="u"),
+        model.covariance(X_u, X_f, left="u", right="f").T,
+        rtol=1e-13,
+    )
 
 
 def test_same_data_same_result():
@@ -154,16 +171,21 @@ def test_training_gradient_identity_matches_autodiff_through_cholesky(n_f):
     (small N) and with LAPACK (N >= 500), against autodiff through tf.linalg.cholesky."""
     X_u, y_u, X_f, y_f = heat_data(n_f=n_f)
     alpha = pigp.Parameter(1.3, name="diffusivity")
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.4, 0.6]), pigp.operators.heat(alpha),
-                      noise_u=1e-2, noise_f=1e-2)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.4, 0.6]),
+        pigp.operators.heat(alpha),
+        noise_u=1e-2,
+        noise_f=1e-2,
+    )
     model.fit(X_u, y_u, X_f, y_f, steps=0, optimizer="adam")
     objective = model.objective()
     Xs, y = model.data.tensors(model.dtype)
     with tf.GradientTape() as tape:
         reference_loss = objective.nll(Xs, y)
     reference = tape.gradient(reference_loss, objective.variables)
-    paths = {backend: objective.loss_and_gradient(Xs, y, backend)
-             for backend in ("tensorflow", "lapack")}
+    paths = {
+        backend: objective.loss_and_gradient(Xs, y, backend) for backend in ("tensorflow", "lapack")
+    }
     assert objective.backend(len(y.numpy())) == ("lapack" if n_f == 600 else "tensorflow")
     for name, (loss, grads) in paths.items():
         assert float(loss) == pytest.approx(float(reference_loss), rel=1e-10), name
@@ -178,10 +200,12 @@ def test_laplace_holds_fixed_what_curves_down_and_says_so():
     X_u, y_u, X_f, y_f = heat_data(n_f=12)
 
     def model(trainable):
-        m = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.8]),
-                      pigp.operators.heat(pigp.Parameter(2.0, trainable=trainable, name="alpha")),
-                      noise_u=pigp.Parameter(1e-4, trainable=trainable),
-                      noise_f=pigp.Parameter(1e-3, trainable=trainable))
+        m = pigp.PIGP(
+            pigp.kernels.SquaredExponential(1.0, [0.5, 0.8]),
+            pigp.operators.heat(pigp.Parameter(2.0, trainable=trainable, name="alpha")),
+            noise_u=pigp.Parameter(1e-4, trainable=trainable),
+            noise_f=pigp.Parameter(1e-3, trainable=trainable),
+        )
         return m.fit(X_u, y_u, X_f, y_f, steps=0)
 
     with pytest.warns(RuntimeWarning, match="curves down or is flat along.*operator.alpha"):
@@ -190,6 +214,7 @@ def test_laplace_holds_fixed_what_curves_down_and_says_so():
     conditional = model(False).parameter_uncertainty()
     assert set(conditional) == {"kernel.variance", "kernel.lengthscales"}
     np.testing.assert_allclose(std["kernel.variance"], conditional["kernel.variance"], rtol=1e-9)
-    np.testing.assert_allclose(std["kernel.lengthscales"], conditional["kernel.lengthscales"],
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        std["kernel.lengthscales"], conditional["kernel.lengthscales"], rtol=1e-9
+    )
     assert np.all(np.isfinite(conditional["kernel.lengthscales"]))

@@ -27,13 +27,13 @@ def test_names_indices_and_mixed_derivatives():
 
 
 def test_composition_multiplies_terms():
-    L = (D("x") + 3 * Identity) @ (D("x") - 3 * Identity)    # d_xx - 9
+    L = (D("x") + 3 * Identity) @ (D("x") - 3 * Identity)  # d_xx - 9
     assert as_dict(L.with_dims("x").resolve(1)) == {(2,): 1.0, (1,): 0.0, (0,): -9.0}
 
 
 def test_parameter_coefficients_are_live():
     c = pigp.Parameter(2.0, name="c")
-    wave = (D("t", 2) - c ** 2 * D("x", 2)).with_dims("x", "t")
+    wave = (D("t", 2) - c**2 * D("x", 2)).with_dims("x", "t")
     assert as_dict(wave.resolve(2)) == {(0, 2): 1.0, (2, 0): -4.0}
     c.assign(3.0)
     assert as_dict(wave.resolve(2)) == {(0, 2): 1.0, (2, 0): -9.0}
@@ -55,7 +55,7 @@ def test_apply_matches_closed_form(rng):
     X = rng.uniform(size=(10, 2))
     u = lambda Z: tf.exp(-Z[:, 1]) * tf.sin(np.pi * Z[:, 0])
     f = apply(heat(0.5), u, X)
-    expected = (0.5 * np.pi ** 2 - 1) * np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
+    expected = (0.5 * np.pi**2 - 1) * np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
     np.testing.assert_allclose(f, expected, rtol=1e-12)
 
 
@@ -69,9 +69,10 @@ def test_operator_blocks_match_hand_derived_heat_blocks(rng):
     K = block(kernel, tf.constant(X1), tf.constant(X2), L.resolve(2), L.resolve(2)).numpy()
     rx = X1[:, None, 0] - X2[None, :, 0]
     rt = X1[:, None, 1] - X2[None, :, 1]
-    k = np.exp(-rx ** 2 / (2 * lx ** 2) - rt ** 2 / (2 * lt ** 2))
-    hand = k * (1 / lt ** 2 - rt ** 2 / lt ** 4) \
-        + alpha ** 2 * k * (rx ** 4 / lx ** 8 - 6 * rx ** 2 / lx ** 6 + 3 / lx ** 4)
+    k = np.exp(-(rx**2) / (2 * lx**2) - rt**2 / (2 * lt**2))
+    hand = k * (1 / lt**2 - rt**2 / lt**4) + alpha**2 * k * (
+        rx**4 / lx**8 - 6 * rx**2 / lx**6 + 3 / lx**4
+    )
     np.testing.assert_allclose(K, hand, rtol=1e-12, atol=1e-12)
 
 

@@ -16,8 +16,9 @@ from pigp.experiments import heat_design, heat_solution  # noqa: E402
 def model():
     X_u, X_f = heat_design(0, 12)
     m = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
-    return m.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=100,
-                 optimizer="adam")
+    return m.fit(
+        X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=100, optimizer="adam"
+    )
 
 
 def test_grid_order():
@@ -29,16 +30,30 @@ def test_grid_order():
 def test_maps_use_the_given_axes_and_overlay_points(model):
     X, _ = pigp.plotting.grid(20)
     mean, var = model.predict(X)
-    fig, axes = plt.subplots(1, 3)
+    fig, axes = plt.subplots(1, 4)
     points = {"u data": model.data.sets[0].X, "f data": model.data.sets[1].X}
-    out = pigp.plotting.posterior_maps(X, mean, var, truth=heat_solution(X)[0], points=points,
-                                       axes=axes)
+    truth = heat_solution(X)[0]
+    out = pigp.plotting.posterior_maps(X, mean, var, truth=truth, points=points, axes=axes)
     assert list(out) == list(axes)
-    assert [a.get_title() for a in axes] == ["posterior mean", "posterior std", "absolute error"]
-    image = axes[1].images[0].get_array()
-    np.testing.assert_allclose(image.ravel(), np.sqrt(var))
-    assert len(axes[0].collections) == 2           # the two point sets
+    assert [a.get_title() for a in axes] == [
+        "posterior mean",
+        "truth",
+        "posterior std",
+        "absolute error",
+    ]
+    np.testing.assert_allclose(axes[2].images[0].get_array().ravel(), np.sqrt(var))
+    np.testing.assert_allclose(axes[3].images[0].get_array().ravel(), np.abs(mean - truth))
+    assert len(axes[0].collections) == 2  # the two point sets
+    # Data on the boundary lines are drawn whole, not cut at the edge of the map.
+    assert not any(c.get_clip_on() for c in axes[0].collections)
     plt.close(fig)
+    with pytest.raises(ValueError, match="axes: 4 axes are needed"):
+        pigp.plotting.posterior_maps(X, mean, var, truth=truth, axes=plt.subplots(1, 3)[1])
+    plt.close("all")
+    # Without axes: a new figure, two panels wide.
+    drawn = pigp.plotting.posterior_maps(X, mean, var, truth=truth, points=points)
+    assert len(drawn) == 4 and drawn[0].figure.get_size_inches()[0] == 9.0
+    plt.close("all")
 
 
 def test_slice_band_is_two_sigma(model):
@@ -61,10 +76,16 @@ def test_training_curve_marks_rejected_steps(model):
 
 def test_verbose_shows_a_progress_bar_with_the_loss(model, capsys):
     X_u, X_f = heat_design(0, 12)
-    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=300,
-              optimizer="adam", verbose=True)
+    model.fit(
+        X_u,
+        heat_solution(X_u)[0],
+        X_f,
+        heat_solution(X_f)[1],
+        steps=300,
+        optimizer="adam",
+        verbose=True,
+    )
     err = capsys.readouterr().err
     assert "300/300" in err and "loss=" in err
-    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=10,
-              optimizer="adam")
+    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=10, optimizer="adam")
     assert capsys.readouterr().err == ""

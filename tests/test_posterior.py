@@ -10,16 +10,21 @@ def heat_problem(seed=0, n_u=10, n_f=15):
     rng = np.random.default_rng(seed)
     X_u, X_f = rng.uniform(size=(n_u, 2)), rng.uniform(size=(n_f, 2))
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
-    return X_u, u(X_u), X_f, (np.pi ** 2 - 1.0) * u(X_f)
+    return X_u, u(X_u), X_f, (np.pi**2 - 1.0) * u(X_f)
 
 
 def fresh_copy(model, data):
     """A new model with the same parameter values (bit for bit), fitted with steps=0."""
     values = model.parameters_by_name()
-    kernel = pigp.kernels.SquaredExponential(values["kernel.variance"].numpy(),
-                                             values["kernel.lengthscales"].numpy())
-    copy = pigp.PIGP(kernel, pigp.operators.heat(1.0), noise_u=values["noise_u"].numpy(),
-                     noise_f=values["noise_f"].numpy())
+    kernel = pigp.kernels.SquaredExponential(
+        values["kernel.variance"].numpy(), values["kernel.lengthscales"].numpy()
+    )
+    copy = pigp.PIGP(
+        kernel,
+        pigp.operators.heat(1.0),
+        noise_u=values["noise_u"].numpy(),
+        noise_f=values["noise_f"].numpy(),
+    )
     for name, p in copy.parameters_by_name().items():
         p.unconstrained.assign(values[name].unconstrained)
     return copy.fit(*data, steps=0)
@@ -38,7 +43,7 @@ def test_predict_after_assign_equals_a_fresh_model():
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
     model.fit(*data, steps=200, optimizer="adam")
     X = np.random.default_rng(1).uniform(size=(60, 2))
-    before, _ = model.predict(X)                      # a snapshot at the fitted values
+    before, _ = model.predict(X)  # a snapshot at the fitted values
     lengthscales = model.kernel.lengthscales
     lengthscales.assign(3 * lengthscales.numpy())
     after, _ = model.predict(X)
@@ -82,13 +87,23 @@ def test_posterior_snapshot_is_reused_only_while_current():
     assert second is not first
     # alpha = K^-1 y, with K from the public covariance blocks in data units.
     X_u, y_u, X_f, y_f = heat_problem()
-    c2 = model.y_scale ** 2
-    K = np.block([[model.covariance(X_u, X_u, "u", "u"), model.covariance(X_u, X_f, "u", "f")],
-                  [model.covariance(X_f, X_u, "f", "u"), model.covariance(X_f, X_f, "f", "f")]])
-    K[np.diag_indices(len(K))] += np.r_[np.full(len(X_u), model.noise_u.numpy()),
-                                        np.full(len(X_f), model.noise_f.numpy())] * c2
-    K += np.diag(model.jitter * np.r_[np.full(len(X_u), np.mean(np.diag(K)[:10])),
-                                      np.full(len(X_f), np.mean(np.diag(K)[10:]))])
+    c2 = model.y_scale**2
+    K = np.block(
+        [
+            [model.covariance(X_u, X_u, "u", "u"), model.covariance(X_u, X_f, "u", "f")],
+            [model.covariance(X_f, X_u, "f", "u"), model.covariance(X_f, X_f, "f", "f")],
+        ]
+    )
+    K[np.diag_indices(len(K))] += (
+        np.r_[np.full(len(X_u), model.noise_u.numpy()), np.full(len(X_f), model.noise_f.numpy())]
+        * c2
+    )
+    K += np.diag(
+        model.jitter
+        * np.r_[
+            np.full(len(X_u), np.mean(np.diag(K)[:10])), np.full(len(X_f), np.mean(np.diag(K)[10:]))
+        ]
+    )
     alpha = np.linalg.solve(K / c2, np.r_[y_u, y_f] / model.y_scale)
     np.testing.assert_allclose(second.alpha, alpha, rtol=1e-7)
 
@@ -97,14 +112,23 @@ def test_predict_agrees_with_covariance():
     """predict's mean and covariance equal the Gaussian conditional written with
     covariance() blocks (data units), to round-off."""
     X_u, y_u, X_f, y_f = heat_problem(seed=7)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.3, [0.5, 0.7]), pigp.operators.heat(1.0),
-                      noise_u=1e-2, noise_f=1e-2, jitter=0.0)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.3, [0.5, 0.7]),
+        pigp.operators.heat(1.0),
+        noise_u=1e-2,
+        noise_f=1e-2,
+        jitter=0.0,
+    )
     model.fit(X_u, 5.0 * y_u, X_f, 5.0 * y_f, steps=0)
     assert model.y_scale != 1.0
     X = np.random.default_rng(8).uniform(size=(25, 2))
-    c2 = model.y_scale ** 2
-    Kyy = np.block([[model.covariance(X_u, X_u, "u", "u"), model.covariance(X_u, X_f, "u", "f")],
-                    [model.covariance(X_f, X_u, "f", "u"), model.covariance(X_f, X_f, "f", "f")]])
+    c2 = model.y_scale**2
+    Kyy = np.block(
+        [
+            [model.covariance(X_u, X_u, "u", "u"), model.covariance(X_u, X_f, "u", "f")],
+            [model.covariance(X_f, X_u, "f", "u"), model.covariance(X_f, X_f, "f", "f")],
+        ]
+    )
     Kyy += np.diag(np.r_[np.full(len(X_u), 1e-2), np.full(len(X_f), 1e-2)]) * c2
     Ksy = np.hstack([model.covariance(X, X_u, "u", "u"), model.covariance(X, X_f, "u", "f")])
     mean_ref = Ksy @ np.linalg.solve(Kyy, 5.0 * np.r_[y_u, y_f])

@@ -16,13 +16,20 @@ import pigp
 from pigp.covariance import block
 from pigp.operators import D, Identity
 
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
 
 def spectral_mixture(variance, lengthscales):
-    kernel = pigp.kernels.SpectralMixture(2, [0.5 * variance, 0.5 * variance],
-                                          np.array([lengthscales, lengthscales[::-1]]),
-                                          np.array([[0.4, 0.9], [1.3, 0.2]]))
+    kernel = pigp.kernels.SpectralMixture(
+        2,
+        [0.5 * variance, 0.5 * variance],
+        np.array([lengthscales, lengthscales[::-1]]),
+        np.array([[0.4, 0.9], [1.3, 0.2]]),
+    )
     kernel.build(np.zeros((2, 2)))
     return kernel
 
@@ -33,10 +40,18 @@ KERNELS = [
     ("matern52", lambda v, ls: pigp.kernels.Matern52(v, ls), 2),
     ("matern72", lambda v, ls: pigp.kernels.Matern72(v, ls), 3),
     ("rq", lambda v, ls: pigp.kernels.RationalQuadratic(v, ls, alpha=1.5), 4),
-    ("se+matern72", lambda v, ls: pigp.kernels.SquaredExponential(v, ls)
-     + pigp.kernels.Matern72(0.5, ls), 3),
-    ("se*rq", lambda v, ls: pigp.kernels.SquaredExponential(v, ls)
-     * pigp.kernels.RationalQuadratic(1.0, ls), 4),
+    (
+        "se+matern72",
+        lambda v, ls: pigp.kernels.SquaredExponential(v, ls) + pigp.kernels.Matern72(0.5, ls),
+        3,
+    ),
+    (
+        "se*rq",
+        lambda v, ls: (
+            pigp.kernels.SquaredExponential(v, ls) * pigp.kernels.RationalQuadratic(1.0, ls)
+        ),
+        4,
+    ),
     ("spectral_mixture", spectral_mixture, 4),
 ]
 
@@ -45,7 +60,7 @@ OPERATORS = [
     (0, lambda c: Identity),
     (1, lambda c: D(0)),
     (1, lambda c: c * D(1) + Identity),
-    (2, lambda c: D(1) - c * D(0, 2)),          # heat
+    (2, lambda c: D(1) - c * D(0, 2)),  # heat
     (2, lambda c: D({0: 1, 1: 1})),
     (2, lambda c: D(0, 2) + D(1, 2) + c * Identity),  # Helmholtz
 ]
@@ -69,8 +84,9 @@ def operators(draw, max_order):
 def point_sets(draw, min_size=1, max_size=6):
     """2-D points in [0, 1]^2, some duplicated, some 1e-8 apart."""
     n = draw(st.integers(min_size, max_size))
-    X = np.array(draw(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)),
-                               min_size=n, max_size=n)))
+    X = np.array(
+        draw(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=n, max_size=n))
+    )
     kind = draw(st.sampled_from(["plain", "duplicate", "near"]))
     if kind == "duplicate":
         X = np.concatenate([X, X[:1]])
@@ -83,21 +99,28 @@ def point_sets(draw, min_size=1, max_size=6):
 def cross_blocks(draw):
     """A kernel, two operators it is smooth enough for, and two point sets."""
     _, kernel, order = draw(kernels())
-    return (kernel, draw(operators(order // 2)), draw(operators(order // 2)),
-            draw(point_sets()), draw(point_sets()))
+    return (
+        kernel,
+        draw(operators(order // 2)),
+        draw(operators(order // 2)),
+        draw(point_sets()),
+        draw(point_sets()),
+    )
 
 
 def _block(kernel, X1, X2, left, right, dtype=tf.float64):
-    return block(kernel, tf.constant(X1, dtype), tf.constant(X2, dtype),
-                 left.resolve(2), right.resolve(2)).numpy()
+    return block(
+        kernel, tf.constant(X1, dtype), tf.constant(X2, dtype), left.resolve(2), right.resolve(2)
+    ).numpy()
 
 
 def _bound(kernel, left, right):
     """``sqrt(var(L u) var(M u))`` at one point: by Cauchy-Schwarz no entry of the
     (stationary) block cov(L u, M u) exceeds it, so it scales the tolerances."""
     x = np.zeros((1, 2))
-    return float(np.sqrt(_block(kernel, x, x, left, left)[0, 0]
-                         * _block(kernel, x, x, right, right)[0, 0]))
+    return float(
+        np.sqrt(_block(kernel, x, x, left, left)[0, 0] * _block(kernel, x, x, right, right)[0, 0])
+    )
 
 
 @SETTINGS
@@ -116,8 +139,10 @@ def test_joint_matrix_is_symmetric_psd(data):
     _, kernel, order = data.draw(kernels())
     ops = [Identity, data.draw(operators(order // 2))]
     sets = [data.draw(point_sets()), data.draw(point_sets())]
-    rows = [np.concatenate([_block(kernel, Xi, Xj, Li, Lj) for Xj, Lj in zip(sets, ops)], 1)
-            for Xi, Li in zip(sets, ops)]
+    rows = [
+        np.concatenate([_block(kernel, Xi, Xj, Li, Lj) for Xj, Lj in zip(sets, ops)], 1)
+        for Xi, Li in zip(sets, ops)
+    ]
     K = np.concatenate(rows, 0)
     scale = np.abs(K).max()
     np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-10 * scale)
@@ -157,10 +182,11 @@ def test_predictions_are_finite(data):
     _, kernel, order = data.draw(kernels())
     operator = data.draw(operators(order // 2))
     X_u, X_f = data.draw(point_sets(min_size=2)), data.draw(point_sets(min_size=2))
-    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     model = pigp.PIGP(kernel, operator)
-    model.fit(X_u, rng.normal(size=len(X_u)), X_f, rng.normal(size=len(X_f)), steps=0,
-              optimizer="adam")
+    model.fit(
+        X_u, rng.normal(size=len(X_u)), X_f, rng.normal(size=len(X_f)), steps=0, optimizer="adam"
+    )
     X = np.concatenate([X_u, X_f, rng.uniform(size=(10, 2))])
     for output in ("u", "f"):
         mean, var = model.predict(X, output=output)

@@ -12,8 +12,8 @@ import tensorflow as tf
 
 import pigp
 from pigp import CholeskyError
-from pigp.linalg import jittered_cholesky
 from pigp.experiments import heat_design, heat_solution, relative_l2
+from pigp.linalg import jittered_cholesky
 
 
 def heat_data(n_f=12, seed=0):
@@ -24,13 +24,14 @@ def heat_data(n_f=12, seed=0):
 # ----- Cholesky retries -----------------------------------------------------------------
 def test_cholesky_retries_with_growing_jitter_and_warns_once():
     v = np.array([1.0, 2.0, 3.0])
-    K = np.outer(v, v)                       # rank one: not positive definite
+    K = np.outer(v, v)  # rank one: not positive definite
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         chol, jitter = jittered_cholesky(K)
     assert jitter > 0
-    np.testing.assert_allclose(chol @ chol.T, K + jitter * np.mean(np.diag(K)) * np.eye(3),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        chol @ chol.T, K + jitter * np.mean(np.diag(K)) * np.eye(3), rtol=1e-12
+    )
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and f"{jitter:.1e}" in messages[0]
 
@@ -38,7 +39,7 @@ def test_cholesky_retries_with_growing_jitter_and_warns_once():
 def test_cholesky_failure_names_the_block_and_the_fix():
     K = np.zeros((4, 4))
     K[:2, :2] = np.eye(2)
-    K[2:, 2:] = [[100.0, 250.0], [250.0, 100.0]]   # indefinite beyond any jitter cap
+    K[2:, 2:] = [[100.0, 250.0], [250.0, 100.0]]  # indefinite beyond any jitter cap
     with pytest.raises(CholeskyError, match=r"largest: f\).*noise collapsed.*duplicate") as info:
         jittered_cholesky(K, [2, 2], ["u", "f"])
     assert isinstance(info.value, ValueError)
@@ -49,9 +50,13 @@ def test_cholesky_failure_names_the_block_and_the_fix():
 def test_duplicate_points_with_fixed_tiny_noise_still_predict():
     X_u, y_u, X_f, y_f = heat_data()
     X_u, y_u = np.concatenate([X_u, X_u]), np.concatenate([y_u, y_u])
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0),
-                      noise_u=pigp.Parameter(1e-300, trainable=False),
-                      noise_f=pigp.Parameter(1e-300, trainable=False), jitter=0.0)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.operators.heat(1.0),
+        noise_u=pigp.Parameter(1e-300, trainable=False),
+        noise_f=pigp.Parameter(1e-300, trainable=False),
+        jitter=0.0,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model.fit(X_u, y_u, X_f, y_f, steps=0, optimizer="adam")
@@ -68,11 +73,10 @@ def _cliff_kernel(x1, x2, variance, scale):
     return tf.where(scale > 0.6, tf.constant(np.nan, k.dtype), k)
 
 
-@pytest.mark.parametrize("n_f", [12, 600])     # TensorFlow's Cholesky and LAPACK paths
+@pytest.mark.parametrize("n_f", [12, 600])  # TensorFlow's Cholesky and LAPACK paths
 def test_non_finite_steps_are_rejected_and_never_reach_the_parameters(n_f):
     X_u, y_u, X_f, y_f = heat_data(n_f)
-    kernel = pigp.kernels.Custom(_cliff_kernel, {"variance": 1.0, "scale": 0.55},
-                                 stationary=True)
+    kernel = pigp.kernels.Custom(_cliff_kernel, {"variance": 1.0, "scale": 0.55}, stationary=True)
     model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
     steps = 250 if n_f < 500 else 20
     with pytest.warns(RuntimeWarning, match="non-finite"):
@@ -103,15 +107,22 @@ def test_interrupted_fit_keeps_the_best_parameters():
     best = min(model.history)
     assert -model.log_marginal_likelihood() <= best + 1e-9 * abs(best)
     mean, _ = model.predict(X_f)
-    assert relative_l2(mean, y_f / (np.pi ** 2 - 1)) < 1e-2
+    assert relative_l2(mean, y_f / (np.pi**2 - 1)) < 1e-2
 
 
 def test_callback_can_stop_early():
     X_u, y_u, X_f, y_f = heat_data()
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
     seen = []
-    model.fit(X_u, y_u, X_f, y_f, steps=2000, optimizer="adam",
-              callback=lambda step, loss, m: seen.append(step) or step >= 500)
+    model.fit(
+        X_u,
+        y_u,
+        X_f,
+        y_f,
+        steps=2000,
+        optimizer="adam",
+        callback=lambda step, loss, m: seen.append(step) or step >= 500,
+    )
     assert seen == [250, 500] and len(model.history) == 500
 
 
@@ -144,8 +155,12 @@ _RUN = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_bit_identical_across_processes():
-    outputs = [subprocess.run([sys.executable, "-c", _RUN], capture_output=True, text=True,
-                              check=True).stdout.strip().splitlines()[-1] for _ in range(2)]
+    outputs = [
+        subprocess.run([sys.executable, "-c", _RUN], capture_output=True, text=True, check=True)
+        .stdout.strip()
+        .splitlines()[-1]
+        for _ in range(2)
+    ]
     assert json.loads(outputs[0]) == json.loads(outputs[1])
 
 
@@ -156,7 +171,7 @@ def _scaled_heat(scale_x, scale_y):
     ``f' = scale_y (u_t / s - u_xx / s^2)``."""
     X_u, X_f = heat_design(0, 30)
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
-    f = lambda X: scale_y * u(X) * (-1.0 / scale_x + np.pi ** 2 / scale_x ** 2)  # noqa: E731
+    f = lambda X: scale_y * u(X) * (-1.0 / scale_x + np.pi**2 / scale_x**2)  # noqa: E731
     X = np.random.default_rng(1).uniform(size=(200, 2))
     return (scale_x * X_u, scale_y * u(X_u), scale_x * X_f, f(X_f)), scale_x * X, scale_y * u(X)
 
@@ -196,8 +211,7 @@ def test_five_thousand_points():
     rng = np.random.default_rng(5)
     X_u, X_f = rng.uniform(size=(2500, 2)), rng.uniform(size=(2500, 2))
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
-    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=3,
-              optimizer="adam")
+    model.fit(X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1], steps=3, optimizer="adam")
     X = rng.uniform(size=(500, 2))
     mean, var = model.predict(X)
     assert np.all(np.isfinite(mean)) and np.all(np.isfinite(var))
@@ -268,8 +282,9 @@ def test_a_posterior_variance_collapsed_far_from_the_data_is_warned():
     model = pigp.PIGP(kernel, pigp.operators.heat(1.0)).fit(X_u, y_u, X_f, y_f, steps=0)
     with pytest.warns(RuntimeWarning, match="posterior variance .* collapsed"):
         model.predict([[5.0, 5.0]])
-    healthy = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.1, 0.1]),
-                        pigp.operators.heat(1.0)).fit(X_u, y_u, X_f, y_f, steps=0)
+    healthy = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.1, 0.1]), pigp.operators.heat(1.0)
+    ).fit(X_u, y_u, X_f, y_f, steps=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         healthy.predict([[5.0, 5.0]])
@@ -298,12 +313,13 @@ _MEMORY = textwrap.dedent("""
 @pytest.mark.slow
 def test_a_problem_too_large_for_memory_is_refused_before_allocating():
     """6000 u + 6000 f points (K alone 1.2 GB, the fit ~25x that) on a 24 GB machine."""
-    output = subprocess.run([sys.executable, "-c", _MEMORY], capture_output=True, text=True,
-                            check=True, timeout=300).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", _MEMORY], capture_output=True, text=True, check=True, timeout=300
+    ).stdout
     assert "refused: fit: 12000 data values need about" in output
     assert "SparsePIGP" in output or "at most" in output
     grew = int(output.split("grew_kib")[1])
-    assert grew < 200 * 1024           # nothing of N^2 size was allocated (1.1 GB each)
+    assert grew < 200 * 1024  # nothing of N^2 size was allocated (1.1 GB each)
 
 
 def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
@@ -352,8 +368,12 @@ def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f
     import signal
     import time
 
-    child = subprocess.Popen([sys.executable, "-c", _INTERRUPT, optimizer, str(n_f)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPT, optimizer, str(n_f)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout.readline().strip() == "ready"
         time.sleep(1.5)
@@ -368,6 +388,6 @@ def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f
     assert child.returncode != 0
     lines = [line for line in stderr.splitlines() if "interrupted" in line]
     assert len(lines) == 1 and "kept the best parameters" in lines[0]
-    traceback = stderr[stderr.index("Traceback"):]
+    traceback = stderr[stderr.index("Traceback") :]
     assert "tensorflow" not in traceback and "scipy" not in traceback
     assert traceback.strip().endswith("KeyboardInterrupt")

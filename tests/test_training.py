@@ -14,8 +14,8 @@ def numpy_adam(x, gradient, steps, rate, beta1=0.9, beta2=0.999, eps=1e-8):
     for t in range(1, steps + 1):
         g = gradient(x)
         m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g ** 2
-        x = x - rate * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t) * m / (np.sqrt(v) + eps)
+        v = beta2 * v + (1 - beta2) * g**2
+        x = x - rate * np.sqrt(1 - beta2**t) / (1 - beta1**t) * m / (np.sqrt(v) + eps)
     return x
 
 
@@ -39,14 +39,16 @@ def test_adam_rejects_a_non_finite_step_and_halves_the_rate():
     variable = tf.Variable([1.0, 2.0], dtype=tf.float64)
     optimizer = Adam(learning_rate=0.5)
     state = optimizer.init([variable])
-    _, state = optimizer.update(tf.constant(4.0, tf.float64), [tf.constant([1.0, 1.0], tf.float64)],
-                                [variable], state)
+    _, state = optimizer.update(
+        tf.constant(4.0, tf.float64), [tf.constant([1.0, 1.0], tf.float64)], [variable], state
+    )
     moved = variable.numpy().copy()
-    np.testing.assert_array_equal(state.best[0].numpy(), [1.0, 2.0])   # values at loss 4
-    taken, state = optimizer.update(tf.constant(np.nan, tf.float64),
-                                    [tf.constant([1.0, 1.0], tf.float64)], [variable], state)
+    np.testing.assert_array_equal(state.best[0].numpy(), [1.0, 2.0])  # values at loss 4
+    taken, state = optimizer.update(
+        tf.constant(np.nan, tf.float64), [tf.constant([1.0, 1.0], tf.float64)], [variable], state
+    )
     assert not bool(taken)
-    np.testing.assert_array_equal(variable.numpy(), [1.0, 2.0])          # back to the best
+    np.testing.assert_array_equal(variable.numpy(), [1.0, 2.0])  # back to the best
     assert float(state.rate_scale) == 0.5 and float(state.step) == 1.0
     assert not np.array_equal(moved, variable.numpy())
 
@@ -60,9 +62,13 @@ def heat_model():
     rng = np.random.default_rng(0)
     X_u, X_f = rng.uniform(size=(8, 2)), rng.uniform(size=(10, 2))
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.5, 0.5]), pigp.operators.heat(1.0),
-                      noise_u=1e-3, noise_f=1e-3)
-    return model, (X_u, u(X_u), X_f, (np.pi ** 2 - 1) * u(X_f))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.5, 0.5]),
+        pigp.operators.heat(1.0),
+        noise_u=1e-3,
+        noise_f=1e-3,
+    )
+    return model, (X_u, u(X_u), X_f, (np.pi**2 - 1) * u(X_f))
 
 
 def test_lbfgs_history_has_one_entry_per_iteration():
@@ -81,8 +87,9 @@ def test_lbfgs_history_has_one_entry_per_iteration():
         loss, grads = objective.loss_and_gradient(Xs, y)
         return float(loss), np.concatenate([g.numpy().reshape(-1) for g in grads])
 
-    reference = scipy.optimize.minimize(function, x0, jac=True, method="L-BFGS-B",
-                                        options={"maxiter": 40})
+    reference = scipy.optimize.minimize(
+        function, x0, jac=True, method="L-BFGS-B", options={"maxiter": 40}
+    )
     for v, part in zip(variables, np.split(x0, sizes)):
         v.assign(part.reshape(v.shape))
     model.fit(*data, steps=40, optimizer="lbfgs")

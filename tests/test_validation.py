@@ -23,9 +23,15 @@ def bad_fits(X_u, y_u, X_f, y_f):
         (dict(X_u=X_u[:, :1], y_u=y_u, X_f=X_f, y_f=y_f), "X_u.*2 columns"),
         (dict(X_u=X_u, y_u=y_u[:-1], X_f=X_f, y_f=y_f), "y_u.*expected 20 values"),
         (dict(X_u=nan, y_u=y_u, X_f=X_f, y_f=y_f), "X_u: expected finite"),
-        (dict(X_u=X_u, y_u=np.where(y_u > 0.5, np.inf, y_u), X_f=X_f, y_f=y_f), "y_u: expected finite"),
+        (
+            dict(X_u=X_u, y_u=np.where(y_u > 0.5, np.inf, y_u), X_f=X_f, y_f=y_f),
+            "y_u: expected finite",
+        ),
         (dict(X_u=X_u.astype(str), y_u=y_u, X_f=X_f, y_f=y_f), "X_u: expected a numeric"),
-        (dict(X_u=np.zeros((0, 2)), y_u=np.zeros(0), X_f=X_f, y_f=y_f), "X_u: expected at least one"),
+        (
+            dict(X_u=np.zeros((0, 2)), y_u=np.zeros(0), X_f=X_f, y_f=y_f),
+            "X_u: expected at least one",
+        ),
         (dict(X_u=X_u, y_u=y_u, X_f=X_f, y_f=None), "y_f: expected an array"),
         (dict(X_u=X_u, y_u=y_u, X_f=X_f[:, :1], y_f=y_f), "X_f.*2 columns"),
         (dict(), "expected data"),
@@ -72,12 +78,15 @@ def test_predict_before_fit():
         model.predict(np.zeros((3, 2)))
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(noise_u=0.0), "noise_u: expected values > 0"),
-    (dict(noise_f=-1.0), "noise_f: expected values > 0"),
-    (dict(dtype="int32"), "dtype: expected 'float32' or 'float64'"),
-    (dict(jitter=float("nan")), "jitter"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(noise_u=0.0), "noise_u: expected values > 0"),
+        (dict(noise_f=-1.0), "noise_f: expected values > 0"),
+        (dict(dtype="int32"), "dtype: expected 'float32' or 'float64'"),
+        (dict(jitter=float("nan")), "jitter"),
+    ],
+)
 def test_constructor_checks(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), **kwargs)

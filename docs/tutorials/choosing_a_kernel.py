@@ -20,17 +20,20 @@ import warnings
 
 import numpy as np
 from scipy.stats import qmc
+
 import pigp
 
 sampler = qmc.LatinHypercube(d=2, seed=3)
 X_u, X_f = sampler.random(20), sampler.random(20)
 u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
-y_u, y_f = u(X_u), (4 * np.pi ** 2 - 1) * u(X_f)
+y_u, y_f = u(X_u), (4 * np.pi**2 - 1) * u(X_f)
 X, _ = pigp.plotting.grid(50)
 
 models = {}
-for name, kernel in [("squared exponential", pigp.kernels.SquaredExponential()),
-                     ("spectral mixture", pigp.kernels.SpectralMixture(components=1))]:
+for name, kernel in [
+    ("squared exponential", pigp.kernels.SquaredExponential()),
+    ("spectral mixture", pigp.kernels.SpectralMixture(components=1)),
+]:
     alpha = pigp.Parameter(2.0, name="diffusivity")
     model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha))
     start = time.perf_counter()
@@ -42,12 +45,16 @@ for name, kernel in [("squared exponential", pigp.kernels.SquaredExponential()),
         warnings.simplefilter("ignore")
         std = model.parameter_uncertainty()["operator.diffusivity"]
     models[name] = (model, mean)
-    print(f"{name:20s} log ML {model.log_marginal_likelihood():8.2f}   "
-          f"alpha {alpha.numpy():.7f} ± {std:.1e}   relative L2 of u {error:.2e}   "
-          f"fit {seconds:.1f} s")
+    print(
+        f"{name:20s} log ML {model.log_marginal_likelihood():8.2f}   "
+        f"alpha {alpha.numpy():.7f} ± {std:.1e}   relative L2 of u {error:.2e}   "
+        f"fit {seconds:.1f} s"
+    )
 
-print("learned frequencies (cycles per unit of x, t):",
-      np.round(models["spectral mixture"][0].kernel.frequencies.numpy(), 4))
+print(
+    "learned frequencies (cycles per unit of x, t):",
+    np.round(models["spectral mixture"][0].kernel.frequencies.numpy(), 4),
+)
 
 # %% [markdown]
 # The spectral mixture found the field's frequency in x (one cycle per unit)
@@ -63,9 +70,15 @@ print("learned frequencies (cycles per unit of x, t):",
 import matplotlib.pyplot as plt
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
-for ax, (name, (model, mean)) in zip(axes, models.items()):
-    pigp.plotting.field(X, np.abs(mean - u(X)), ax, f"|error|, {name}", cmap="magma",
-                        points={"u data": X_u, "f data": X_f})
+for ax, (name, (_, mean)) in zip(axes, models.items()):
+    pigp.plotting.field(
+        X,
+        np.abs(mean - u(X)),
+        ax,
+        f"|error|, {name}",
+        cmap="magma",
+        points={"u data": X_u, "f data": X_f},
+    )
 
 # %% [markdown]
 # ## When it does not help

@@ -9,16 +9,22 @@
 
 # %%
 import numpy as np
+
 import pigp
 from pigp.operators import D, Identity
 
-heat = D("t") - 1.0 * D("x", 2)                         # u_t - u_xx
+heat = D("t") - 1.0 * D("x", 2)  # u_t - u_xx
 wave = D("t", 2) - pigp.Parameter(2.0, name="c") ** 2 * D("x", 2)
-mixed = D({"x": 1, "t": 1})                              # u_xt
-helmholtz = D("x", 2) + D("y", 2) + 4.0 * Identity      # (Laplacian + k^2) u
+mixed = D({"x": 1, "t": 1})  # u_xt
+helmholtz = D("x", 2) + D("y", 2) + 4.0 * Identity  # (Laplacian + k^2) u
 biharmonic = (D("x", 2) + D("y", 2)) @ (D("x", 2) + D("y", 2))
-for name, op in [("heat", heat), ("wave", wave), ("mixed", mixed),
-                 ("helmholtz", helmholtz), ("biharmonic", biharmonic)]:
+for name, op in [
+    ("heat", heat),
+    ("wave", wave),
+    ("mixed", mixed),
+    ("helmholtz", helmholtz),
+    ("biharmonic", biharmonic),
+]:
     print(f"{name:10s} order {op.order}:  {op}")
 
 # %% [markdown]
@@ -37,10 +43,14 @@ for name, op in [("heat", heat), ("wave", wave), ("mixed", mixed),
 u = lambda x: np.sin(np.pi * x / 2)
 X_f = np.linspace(0.05, 0.95, 12)[:, None]
 model = pigp.PIGP(pigp.kernels.SquaredExponential(), D(0, 2))
-model.fit(X_f=X_f, y_f=-(np.pi / 2) ** 2 * u(X_f[:, 0]), observations=[
-    pigp.Observations([[0.0]], [0.0], Identity, name="dirichlet"),
-    pigp.Observations([[1.0]], [0.0], D(0), name="neumann"),
-])
+model.fit(
+    X_f=X_f,
+    y_f=-((np.pi / 2) ** 2) * u(X_f[:, 0]),
+    observations=[
+        pigp.Observations([[0.0]], [0.0], Identity, name="dirichlet"),
+        pigp.Observations([[1.0]], [0.0], D(0), name="neumann"),
+    ],
+)
 x = np.linspace(0, 1, 201)[:, None]
 mean, var = model.predict(x)
 print(f"max |error| of u on [0, 1]: {np.abs(mean - u(x[:, 0])).max():.2e}")
@@ -70,18 +80,26 @@ ax.set_xlabel("x")
 # %%
 import tensorflow as tf
 
+
 def anisotropic_se(x1, x2, variance, lx, ly):
     r2 = tf.square((x1[..., 0] - x2[..., 0]) / lx) + tf.square((x1[..., 1] - x2[..., 1]) / ly)
     return variance * tf.exp(-0.5 * r2)
 
-kernel = pigp.kernels.Custom(anisotropic_se, {"variance": 1.0, "lx": 0.5, "ly": 0.5},
-                             stationary=True)
+
+kernel = pigp.kernels.Custom(
+    anisotropic_se, {"variance": 1.0, "lx": 0.5, "ly": 0.5}, stationary=True
+)
 exact = lambda X: np.sin(2 * X[:, 0]) * np.cos(X[:, 1])
 rng = np.random.default_rng(0)
 side = np.linspace(0, 1, 6)
-X_b = np.concatenate([np.stack([side, 0 * side], 1), np.stack([side, 1 + 0 * side], 1),
-                      np.stack([0 * side[1:-1], side[1:-1]], 1),
-                      np.stack([1 + 0 * side[1:-1], side[1:-1]], 1)])
+X_b = np.concatenate(
+    [
+        np.stack([side, 0 * side], 1),
+        np.stack([side, 1 + 0 * side], 1),
+        np.stack([0 * side[1:-1], side[1:-1]], 1),
+        np.stack([1 + 0 * side[1:-1], side[1:-1]], 1),
+    ]
+)
 X_f = rng.uniform(size=(30, 2))
 model = pigp.PIGP(kernel, helmholtz.with_dims("x", "y"))
 model.fit(X_b, exact(X_b), X_f, -exact(X_f))
@@ -97,6 +115,8 @@ for name, value in model.parameter_values().items():
 
 # %%
 try:
-    pigp.PIGP(pigp.kernels.Matern52(), biharmonic.with_dims("x", "y")).fit(X_b, exact(X_b), X_f, exact(X_f))
+    pigp.PIGP(pigp.kernels.Matern52(), biharmonic.with_dims("x", "y")).fit(
+        X_b, exact(X_b), X_f, exact(X_f)
+    )
 except ValueError as error:
     print("ValueError:", error)

@@ -10,14 +10,15 @@
 # %%
 import numpy as np
 from scipy.stats import qmc
+
 import pigp
 
 sampler = qmc.LatinHypercube(d=2, seed=0)
 X_u, X_f = sampler.random(20), sampler.random(20)
 u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
-y_u, y_f = u(X_u), (4 * np.pi ** 2 - 1) * u(X_f)
+y_u, y_f = u(X_u), (4 * np.pi**2 - 1) * u(X_f)
 
-alpha = pigp.Parameter(2.0, name="diffusivity")        # start far from the truth
+alpha = pigp.Parameter(2.0, name="diffusivity")  # start far from the truth
 model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha))
 model.fit(X_u, y_u, X_f, y_f)
 print(f"learned alpha = {alpha.numpy():.6f}")
@@ -36,7 +37,9 @@ print(f"learned alpha = {alpha.numpy():.6f}")
 std = model.parameter_uncertainty()
 for name, value in model.parameter_values().items():
     print(f"{name:22s} {np.round(value, 6)}  ± {np.round(std.get(name, np.nan), 6)}")
-print(f"|alpha - 1| = {abs(alpha.numpy() - 1):.2e}, Laplace std = {std['operator.diffusivity']:.2e}")
+print(
+    f"|alpha - 1| = {abs(alpha.numpy() - 1):.2e}, Laplace std = {std['operator.diffusivity']:.2e}"
+)
 
 # %% [markdown]
 # The loss as a function of $\alpha$ alone, the other parameters held at their

@@ -7,23 +7,26 @@
 # returns the axes, and works headless (the Agg backend).
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import pigp
 
 rng = np.random.default_rng(1)
 u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
-X_u = np.array([[x, 0.0] for x in np.linspace(0, 1, 8)]
-               + [[b, t] for b in (0.0, 1.0) for t in np.linspace(0, 1, 7)[1:]])
+X_u = np.array(
+    [[x, 0.0] for x in np.linspace(0, 1, 8)]
+    + [[b, t] for b in (0.0, 1.0) for t in np.linspace(0, 1, 7)[1:]]
+)
 X_f = rng.uniform(size=(30, 2))
 noise = 0.01
 y_u = u(X_u) + noise * rng.standard_normal(len(X_u))
-y_f = (np.pi ** 2 - 1) * u(X_f) * (1 + noise * rng.standard_normal(len(X_f)))
+y_f = (np.pi**2 - 1) * u(X_f) * (1 + noise * rng.standard_normal(len(X_f)))
 
 log = []
 model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
 model.fit(X_u, y_u, X_f, y_f, callback=lambda step, loss, m: log.append((step, loss)))
-print("callback saw (step, loss):", [(s, round(l, 2)) for s, l in log])
+print("callback saw (step, loss):", [(step, round(loss, 2)) for step, loss in log])
 
 # %% [markdown]
 # `fit(..., verbose=True)` shows a tqdm progress bar with the current loss; the
@@ -35,9 +38,7 @@ print("callback saw (step, loss):", [(s, round(l, 2)) for s, l in log])
 # %%
 X, _ = pigp.plotting.grid(60)
 mean, var = model.predict(X)
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), constrained_layout=True)
-pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f},
-                             axes=axes)
+pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f})
 inside = np.abs(mean - u(X)) <= 1.96 * np.sqrt(var)
 print(f"95% band covers {inside.mean():.0%} of the grid")
 
@@ -45,11 +46,10 @@ print(f"95% band covers {inside.mean():.0%} of the grid")
 # ## Slices with ±2σ bands, and the forcing
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.5), constrained_layout=True)
-for t, ax in zip((0.25, 0.75), axes):
-    pigp.plotting.slice_at(model, t, ax=ax, truth=u)
-pigp.plotting.slice_at(model, 0.5, ax=axes[2], output="f",
-                       truth=lambda X: (np.pi ** 2 - 1) * u(X))
+fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+for t in (0.25, 0.75):
+    pigp.plotting.slice_at(model, t, ax=axes[0], truth=u)
+pigp.plotting.slice_at(model, 0.5, ax=axes[1], output="f", truth=lambda X: (np.pi**2 - 1) * u(X))
 
 # %% [markdown]
 # ## The training curve
@@ -62,5 +62,7 @@ pigp.plotting.slice_at(model, 0.5, ax=axes[2], output="f",
 # %%
 ax = pigp.plotting.training_curve(model.history, rejected=model.rejected_steps)
 ax.set_yscale("symlog")
-print(f"{len(model.history)} iterations ({len(model.lbfgs_evaluations)} L-BFGS evaluations), "
-      f"final loss {model.history[-1]:.3f}, {len(model.rejected_steps)} rejected")
+print(
+    f"{len(model.history)} iterations ({len(model.lbfgs_evaluations)} L-BFGS evaluations), "
+    f"final loss {model.history[-1]:.3f}, {len(model.rejected_steps)} rejected"
+)

@@ -8,18 +8,21 @@
 
 # %%
 import numpy as np
+
 import pigp
 
-u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])          # columns: x, t
-X_u = np.array([[x, 0.0] for x in np.linspace(0, 1, 8)]
-               + [[b, t] for b in (0.0, 1.0) for t in np.linspace(0, 1, 7)[1:]])
+u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # columns: x, t
+X_u = np.array(
+    [[x, 0.0] for x in np.linspace(0, 1, 8)]
+    + [[b, t] for b in (0.0, 1.0) for t in np.linspace(0, 1, 7)[1:]]
+)
 X_f = np.random.default_rng(0).uniform(size=(30, 2))
-y_u, y_f = u(X_u), (np.pi ** 2 - 1) * u(X_f)
+y_u, y_f = u(X_u), (np.pi**2 - 1) * u(X_f)
 
 model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0))
-model.fit(X_u, y_u, X_f, y_f)                  # Adam, then L-BFGS polish
+model.fit(X_u, y_u, X_f, y_f)  # Adam, then L-BFGS polish
 
-X, shape = pigp.plotting.grid(50)              # a 50 x 50 grid of [0, 1]^2
+X, shape = pigp.plotting.grid(50)  # a 50 x 50 grid of [0, 1]^2
 mean, var = model.predict(X)
 error = np.linalg.norm(mean - u(X)) / np.linalg.norm(u(X))
 print(f"relative L2 error of u on the grid: {error:.2e}")
@@ -31,18 +34,14 @@ print(f"largest posterior std: {np.sqrt(var).max():.2e}")
 
 # %%
 for name, value in model.parameter_values().items():
-    print(f"{name:22s} {value}")
+    print(f"{name:22s} {np.array2string(np.asarray(value), precision=4)}")
 
 # %% [markdown]
 # The posterior mean, its standard deviation and the error against the exact
 # solution, with the data points overlaid:
 
 # %%
-import matplotlib.pyplot as plt
-
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), constrained_layout=True)
-pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f},
-                             axes=axes)
+pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f})
 
 # %% [markdown]
 # `model.predict(X, output="f")` gives the posterior of $f = Lu$ instead, and

@@ -17,6 +17,7 @@
 import numpy as np
 import tensorflow as tf
 
+
 def derivative(function, a, order):
     """The order-th derivative of function at a, one nested tape per order."""
     if order == 0:
@@ -26,13 +27,17 @@ def derivative(function, a, order):
         lower = derivative(function, a, order - 1)
     return tape.gradient(lower, a)
 
+
 def fourth_derivative(square, a):
     return derivative(lambda r: tf.exp(-0.5 * square(r)), tf.constant(a, tf.float64), 4).numpy()
 
+
 for a in (0.0, 0.3):
-    print(f"r = {a}:  with a**2: {fourth_derivative(lambda a: a ** 2, a):+.6f}   "
-          f"with tf.square(a): {fourth_derivative(tf.square, a):+.6f}   exact: "
-          f"{(a**4 - 6 * a**2 + 3) * np.exp(-a**2 / 2):+.6f}")
+    print(
+        f"r = {a}:  with a**2: {fourth_derivative(lambda a: a**2, a):+.6f}   "
+        f"with tf.square(a): {fourth_derivative(tf.square, a):+.6f}   exact: "
+        f"{(a**4 - 6 * a**2 + 3) * np.exp(-(a**2) / 2):+.6f}"
+    )
 
 # %% [markdown]
 # pigp squares with `tf.square`, whose derivatives are polynomials, and its
@@ -46,23 +51,27 @@ for a in (0.0, 0.3):
 # $\sum_{a,b} c_a e_b \partial^a \partial'^b k$. For a stationary kernel
 # $k(z - z')$ a derivative in $z'$ is one in $r = z - z'$ with a sign, so pigp
 # only takes derivatives in $r$, one nested tape per order, entry by entry
-# over all pairs. The seed's configuration, with the seed's initial
-# hyper-parameters (variance $\mathrm{softplus}(0.5)^2$, lengthscales
-# $\mathrm{softplus}(0.5)$):
+# over all pairs. The seed's configuration, with the question's initial
+# hyper-parameters (amplitude $\mathrm{softplus}(0.5)$, inverse squared
+# lengthscales $w_x = \mathrm{softplus}(-1)$ and $w_t = \mathrm{softplus}(-3)$):
 
 # %%
 import pigp
+from pigp.parameters import softplus
 
 g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
-X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)   # x = t: the diagonal
-s = float(np.log1p(np.exp(0.5)))
-kernel = pigp.kernels.SquaredExponential(s ** 2, [s, s])
+X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)  # x = t: the diagonal
+amplitude, (w_x, w_t) = softplus(0.5), softplus(np.array([-1.0, -3.0]))
+kernel = pigp.kernels.SquaredExponential.from_weights(amplitude, [w_x, w_t])
 heat = pigp.operators.heat(1.0)
-K_ff = pigp.covariance.block(kernel, tf.constant(X_f), tf.constant(X_f),
-                             heat.resolve(2), heat.resolve(2)).numpy()
+K_ff = pigp.covariance.block(
+    kernel, tf.constant(X_f), tf.constant(X_f), heat.resolve(2), heat.resolve(2)
+).numpy()
 print("K_ff finite everywhere:", bool(np.all(np.isfinite(K_ff))))
-print("corners [0, 0] and [29, 29]:", K_ff[0, 0], K_ff[29, 29])
-print("exact L L' k at r = 0, variance * (1/l_t^2 + 3/l_x^4):", s**2 * (1 / s**2 + 3 / s**4))
+print(f"corners [0, 0] and [29, 29]: {K_ff[0, 0]:.6f}, {K_ff[29, 29]:.6f}")
+print(
+    f"exact L L' k at r = 0, amplitude^2 (w_t + 3 w_x^2): {amplitude**2 * (w_t + 3 * w_x**2):.6f}"
+)
 
 # %% [markdown]
 # ## What a diagonal-only layout can and cannot determine
@@ -74,23 +83,21 @@ print("exact L L' k at r = 0, variance * (1/l_t^2 + 3/l_x^4):", s**2 * (1 / s**2
 
 # %%
 u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
-model = pigp.PIGP(pigp.kernels.SquaredExponential(), heat)
-model.fit(X_u, u(X_u), X_f, (np.pi ** 2 - 1) * u(X_f))
+model = pigp.PIGP(kernel, heat)  # starts from the question's hyper-parameters
+model.fit(X_u, u(X_u), X_f, (np.pi**2 - 1) * u(X_f))
 X, _ = pigp.plotting.grid(50)
 mean, var = model.predict(X)
 distance = np.abs(X[:, 0] - X[:, 1]) / np.sqrt(2)
 for lo, hi in [(0, 0.05), (0.05, 0.2), (0.2, 1)]:
     band = (distance >= lo) & (distance < hi)
     err = np.linalg.norm(mean[band] - u(X)[band]) / np.linalg.norm(u(X)[band])
-    print(f"distance to the diagonal {lo:.2f}-{hi:.2f}: relative L2 {err:.3f}, "
-          f"mean posterior std {np.sqrt(var[band]).mean():.3f}")
+    print(
+        f"distance to the diagonal {lo:.2f}-{hi:.2f}: relative L2 {err:.2f}, "
+        f"mean posterior std {np.sqrt(var[band]).mean():.2g}"
+    )
 
 # %%
-import matplotlib.pyplot as plt
-
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), constrained_layout=True)
-pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f},
-                             axes=axes)
+pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f})
 
 # %% [markdown]
 # The standard deviation grows away from the diagonal, as it should, but the

@@ -1,21 +1,75 @@
 """The command line: ``pigp NAME`` and ``python examples/NAME.py``.
 
 Each experiment takes ``--out DIR`` and ``--seed``, writes ``metrics.json`` and
-PNG figures into ``DIR``, and prints the metrics. ``--quick`` runs fewer steps
-(for tests and CI).
+PNG figures into ``DIR``, and prints a short summary table (``--json`` prints
+the whole of ``metrics.json`` instead). ``--quick`` runs fewer steps (for tests
+and CI).
+
+Nothing here imports TensorFlow until an experiment runs: the help texts are
+read from the experiments' source, so ``pigp --help`` answers at once; when
+an experiment runs, TensorFlow's start-up log lines are kept off the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
+import importlib.util
+import json
 import os
 import sys
 
-from . import heat, problems
-
 __all__ = ["EXPERIMENTS", "parser", "run", "main", "script"]
 
-EXPERIMENTS = {**heat.EXPERIMENTS, **problems.PROBLEMS}
+# Experiment name -> (module in pigp.experiments, function). tests/test_cli.py checks
+# that this lists exactly heat.EXPERIMENTS and problems.PROBLEMS.
+EXPERIMENTS = {
+    "heat": ("heat", "heat"),
+    "seed": ("heat", "seed"),
+    "poisson1d": ("problems", "poisson1d"),
+    "advection_diffusion": ("problems", "advection_diffusion"),
+    "wave": ("problems", "wave"),
+    "helmholtz2d": ("problems", "helmholtz2d"),
+    "heat2d": ("problems", "heat2d"),
+}
+
+
+def _docstring(name: str) -> str:
+    """The docstring of experiment ``name``, read from its module's source (no import)."""
+    module, function = EXPERIMENTS[name]
+    spec = importlib.util.find_spec(f"{__package__}.{module}")
+    with open(spec.origin, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return ast.get_docstring(node)
+    raise LookupError(f"{spec.origin} defines no function {function!r}")
+
+
+def _function(name: str):
+    module, function = EXPERIMENTS[name]
+    _import_tensorflow_quietly()
+    return getattr(importlib.import_module(f"{__package__}.{module}"), function)
+
+
+def _import_tensorflow_quietly() -> None:
+    """Import TensorFlow with the C++ start-up lines (oneDNN, CUDA, CPU features) sent
+    to /dev/null instead of the terminal; a failing import still shows its error."""
+    if "tensorflow" in sys.modules:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            try:
+                import tensorflow  # noqa: F401
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
 
 
 class UsageError(Exception):
@@ -31,23 +85,47 @@ class _Parser(argparse.ArgumentParser):
 
 def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``pigp`` (all experiments) or of one experiment's script."""
+
     def common(p):
-        p.add_argument("--out", default=None, help="folder for metrics.json and figures "
-                       "(default results/NAME)")
+        p.add_argument(
+            "--out", default=None, help="folder for metrics.json and figures (default results/NAME)"
+        )
         p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
         p.add_argument("--quick", action="store_true", help="fewer steps, for smoke tests")
-        p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                       help="floating-point precision of the model (default float64)")
+        p.add_argument(
+            "--dtype",
+            choices=["float64", "float32"],
+            default="float64",
+            help="floating-point precision of the model (default float64)",
+        )
+        p.add_argument(
+            "--json",
+            action="store_true",
+            help="print all of metrics.json instead of the summary table",
+        )
 
+    formatter = argparse.RawDescriptionHelpFormatter
     if experiment is not None:
-        p = _Parser(prog=prog, description=EXPERIMENTS[experiment].__doc__.replace("%", "%%"))
+        # A description is printed as written; only help strings are %-formatted.
+        p = _Parser(prog=prog, description=_docstring(experiment), formatter_class=formatter)
         common(p)
         return p
-    p = _Parser(prog=prog, description="Run a pigp experiment.")
+    p = _Parser(
+        prog=prog,
+        description="Run a pigp experiment: pigp EXPERIMENT [--out DIR] ...",
+        epilog="pigp EXPERIMENT --help describes one experiment.",
+    )
     sub = p.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
-    for name, function in EXPERIMENTS.items():
-        doc = function.__doc__.replace("%", "%%")        # argparse formats help with %
-        common(sub.add_parser(name, help=doc.splitlines()[0], description=doc))
+    for name in EXPERIMENTS:
+        doc = _docstring(name)
+        common(
+            sub.add_parser(
+                name,
+                help=doc.splitlines()[0].replace("%", "%%"),
+                description=doc,
+                formatter_class=formatter,
+            )
+        )
     return p
 
 
@@ -66,9 +144,18 @@ def output_folder(name: str, out) -> str:
 
 
 def run(name: str, args) -> dict:
-    """Run experiment ``name`` with parsed ``args``; returns its metrics."""
+    """Run experiment ``name`` with parsed ``args``; print the summary table (or, with
+    ``--json``, the metrics as JSON); return the metrics."""
     out = output_folder(name, args.out)
-    return EXPERIMENTS[name](out, seed=args.seed, quick=args.quick, dtype=args.dtype)
+    metrics = _function(name)(out, seed=args.seed, quick=args.quick, dtype=args.dtype)
+    if getattr(args, "json", False):
+        print(json.dumps(metrics, indent=2))
+    else:
+        from .report import summary
+
+        print(summary(metrics))
+        print(f"all metrics: {os.path.join(out, 'metrics.json')}")
+    return metrics
 
 
 def _guarded(prog: str, function) -> int:
@@ -82,9 +169,11 @@ def _guarded(prog: str, function) -> int:
 
 def main(argv=None) -> int:
     """Entry point of ``pigp``: 0 on success, 2 (one line on stderr) on a user error."""
+
     def go():
         args = parser().parse_args(argv)
         run(args.experiment, args)
+
     return _guarded("pigp", go)
 
 
@@ -95,4 +184,5 @@ def script(name: str, argv=None) -> int:
     def go():
         args = parser(prog=prog, experiment=name).parse_args(argv)
         run(name, args)
+
     return _guarded(prog, go)

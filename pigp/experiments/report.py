@@ -7,7 +7,10 @@ import os
 
 import numpy as np
 
-__all__ = ["relative_l2", "accuracy", "jsonable", "figure", "finish"]
+__all__ = ["relative_l2", "accuracy", "jsonable", "figure", "finish", "summary", "MAPS_SIZE"]
+
+# Inches of a 2 x 2 grid of maps: legible at a page's content width.
+MAPS_SIZE = (9.0, 7.4)
 
 
 def relative_l2(estimate, truth) -> float:
@@ -45,8 +48,72 @@ def figure(out: str, name: str, draw, size) -> None:
 
 
 def finish(out: str, metrics: dict) -> dict:
-    """Write ``out/metrics.json``, print it, and return the metrics."""
+    """Write ``out/metrics.json`` and return the metrics."""
     with open(os.path.join(out, "metrics.json"), "w") as handle:
         json.dump(metrics, handle, indent=2)
-    print(json.dumps(metrics, indent=2))
     return metrics
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def summary(metrics: dict) -> str:
+    """A short table of what an experiment's metrics say: for every part that has
+    an accuracy (relative L2 of u, 95% band coverage, fit time) one row, then each
+    learned coefficient against its true value. Numbers to 3 significant digits."""
+    rows = [("part", "rel. L2 of u", "95% coverage", "fit s")]
+    learned = [("coefficient", "estimate", "true", "Laplace std")]
+
+    def walk(path: str, value) -> None:
+        if not isinstance(value, dict):
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, dict) and "seed" in item:
+                        walk(f"{path} seed {item['seed']}", item)
+            return
+        if "relative_l2" in value:
+            rows.append(
+                (
+                    path or metrics.get("experiment", "result"),
+                    _number(value["relative_l2"]),
+                    _number(value["coverage_95"]) if "coverage_95" in value else "",
+                    f"{value['fit_seconds']:.1f}" if "fit_seconds" in value else "",
+                )
+            )
+        if "max_relative_l2" in value:
+            rows.append(
+                (
+                    f"{path} (all draws)",
+                    f"max {_number(value['max_relative_l2'])}",
+                    f"pooled {_number(value['pooled_coverage_95'])}",
+                    "",
+                )
+            )
+        for key, item in value.get("learned", {}).items():
+            learned.append(
+                (
+                    key,
+                    _number(item["estimate"]),
+                    _number(item["true"]),
+                    _number(item["laplace_std"]),
+                )
+            )
+        for key, item in value.items():
+            if key != "learned" and isinstance(item, (dict, list)):
+                walk(f"{path}/{key}".strip("/"), item)
+
+    walk("", metrics)
+    text = _table(rows)
+    if len(learned) > 1:
+        text += "\n\n" + _table(learned)
+    return text
+
+
+def _table(rows) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
