@@ -5,6 +5,10 @@ cell in one namespace; each markdown cell becomes text, each code cell is shown
 followed by what it printed and the matplotlib figures it left open (saved as
 PNG beside the page). So every number and figure in a tutorial comes from
 running its code with the installed pigp. A cell that raises fails the build.
+A line ``<!-- results: NAME -->`` in a page becomes the table NAME of
+``benchmarks/_tables.py``, made from the JSON in ``benchmarks/results/``: the
+numbers on the site are those of the last benchmark run, and the README's
+copies are checked against the same function by the tests.
 ``PIGP_DOCS_SKIP_TUTORIALS=1`` shows the tutorials' code without running it
 (for work on the site's layout; never for a published build).
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import importlib.util
 import io
 import linecache
 import os
@@ -80,6 +85,33 @@ def _render(path: str, stem: str, config) -> tuple[str, list]:
         f"when the site was built ({seconds:.0f} s).</small>"
     )
     return "\n\n".join(lines) + "\n", figures
+
+
+def _tables():
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "_tables.py")
+    spec = importlib.util.spec_from_file_location("pigp_benchmark_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TABLES
+
+
+_RESULTS = re.compile(r"^<!-- results: ([\w-]+) -->$", re.M)
+
+
+def on_page_markdown(markdown, page, config, files):
+    if "<!-- results:" not in markdown:
+        return markdown
+    tables = _tables()
+
+    def table(match):
+        if match.group(1) not in tables:
+            raise RuntimeError(
+                f"{page.file.src_uri}: no results table {match.group(1)!r} "
+                f"(benchmarks/_tables.py has {sorted(tables)})"
+            )
+        return tables[match.group(1)]()
+
+    return _RESULTS.sub(table, markdown)
 
 
 def on_files(files, config):

@@ -37,8 +37,9 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
 
     Args:
         kernel: a ``pigp.kernels.Kernel``.
-        left, right: resolved operator terms ``[(Coefficient, multi_index)]`` acting
-            on the first and second argument.
+        left: resolved operator terms ``[(Coefficient, multi_index)]`` acting on the
+            first argument.
+        right: the same for the second argument.
 
     Returns:
         A tensor of the broadcast shape ``(...)``.

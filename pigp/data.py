@@ -202,8 +202,12 @@ def prepare(
     Args:
         kernel: checked to be smooth enough for each set's operator.
         operator: the operator of the f data.
-        noise_u, noise_f: the noise parameters of the u and f data.
-        X_u, y_u, X_f, y_f: the u and f data (either pair may be None).
+        noise_u: the noise parameter of the u data.
+        noise_f: the noise parameter of the f data.
+        X_u: the inputs of the u data, or None.
+        y_u: the values of u at ``X_u``, or None.
+        X_f: the inputs of the f data, or None.
+        y_f: the values of ``f = L u`` at ``X_f``, or None.
         observations: further ``Observations``.
         dims: column names for operators that declare none.
         standardize: divide targets by the RMS of the first set's targets.

@@ -139,7 +139,8 @@ class Objective:
         """``(loss, [gradient per variable])`` at the current parameters, float64.
 
         Args:
-            Xs, y: the data (see the class).
+            Xs: the inputs of each data set (see the class).
+            y: the standardised targets, all data sets stacked.
             backend: ``"tensorflow"``, ``"lapack"`` or None (``backend`` decides).
 
         A ``K`` that is not positive definite gives a NaN loss and NaN gradients.

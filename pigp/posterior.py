@@ -57,7 +57,8 @@ class Posterior:
             y: the standardised targets, array (N,).
             values: the parameter values ``K`` was computed at (see
                 ``is_current``).
-            sizes, names: the data sets' sizes and names, for error messages.
+            sizes: the data sets' sizes, for error messages.
+            names: the data sets' names, for error messages.
         """
         K = np.asarray(K, dtype=np.float64)
         prior = np.diag(K).copy()

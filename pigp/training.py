@@ -48,7 +48,9 @@ class Adam:
     Args:
         learning_rate: the step size. It travels in the state, so optimisers that
             differ only in it share compiled programs (it is left out of ``==``).
-        beta1, beta2, epsilon: Adam's constants.
+        beta1: Adam's decay rate of the first moment.
+        beta2: Adam's decay rate of the second moment.
+        epsilon: Adam's constant in the denominator.
     """
 
     learning_rate: float = field(default=0.02, compare=False)
@@ -208,7 +210,8 @@ def minimize_adam(
 
     Args:
         objective: a ``pigp.objective.Objective``.
-        Xs, y: its data.
+        Xs: the inputs of each data set.
+        y: the standardised targets, all data sets stacked.
         steps: the number of steps.
         optimizer: an ``Adam`` (default ``Adam()``).
         callback: ``callback(steps_done, last_loss)`` after every 250 steps and

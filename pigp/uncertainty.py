@@ -43,7 +43,8 @@ def laplace(objective, Xs, y, parameters) -> dict:
     Args:
         objective: a ``pigp.objective.Objective``, whose variables are the
             unconstrained variables of ``parameters``, in that order.
-        Xs, y: its data.
+        Xs: the inputs of each data set.
+        y: the standardised targets, all data sets stacked.
         parameters: ``[(name, Parameter)]``, the trainable parameters.
 
     Returns:

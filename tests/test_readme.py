@@ -21,3 +21,15 @@ def test_quick_start_runs(tmp_path, monkeypatch):
     )
     assert scope["K_fu"].shape == (100, 20)
     np.testing.assert_array_equal(scope["same"].predict(scope["X_star"])[0], scope["mean"])
+
+
+def test_the_performance_table_is_the_benchmark_runs():
+    """The README's performance table is the one ``benchmarks/_tables.py`` makes from
+    ``benchmarks/results/performance.json`` (the docs' tables come from there too)."""
+    import importlib.util
+
+    path = README.parent / "benchmarks" / "_tables.py"
+    spec = importlib.util.spec_from_file_location("tables", path)
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    assert tables.performance_readme() in README.read_text()

@@ -47,7 +47,8 @@ for name, kernel in [
     models[name] = (model, mean)
     print(
         f"{name:20s} log ML {model.log_marginal_likelihood():8.2f}   "
-        f"alpha {alpha.numpy():.7f} ± {std:.1e}   relative L2 of u {error:.2e}   "
+        f"alpha {alpha.numpy():.7f} ± {std:.1e}   "
+        f"relative L2 of u {error:.2e}   "
         f"fit {seconds:.1f} s"
     )
 

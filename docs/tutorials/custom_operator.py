@@ -63,7 +63,9 @@ import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(6, 3.5))
 std = np.sqrt(var)
 ax.plot(x[:, 0], mean, label="posterior mean")
-ax.fill_between(x[:, 0], mean - 2 * std, mean + 2 * std, alpha=0.3, label="±2σ")
+ax.fill_between(
+    x[:, 0], mean - 2 * std, mean + 2 * std, alpha=0.3, label="±2σ"
+)
 ax.plot(x[:, 0], u(x[:, 0]), "k--", lw=1, label="exact")
 ax.legend()
 ax.set_xlabel("x")
@@ -82,7 +84,9 @@ import tensorflow as tf
 
 
 def anisotropic_se(x1, x2, variance, lx, ly):
-    r2 = tf.square((x1[..., 0] - x2[..., 0]) / lx) + tf.square((x1[..., 1] - x2[..., 1]) / ly)
+    r2 = tf.square((x1[..., 0] - x2[..., 0]) / lx) + tf.square(
+        (x1[..., 1] - x2[..., 1]) / ly
+    )
     return variance * tf.exp(-0.5 * r2)
 
 
@@ -105,7 +109,8 @@ model = pigp.PIGP(kernel, helmholtz.with_dims("x", "y"))
 model.fit(X_b, exact(X_b), X_f, -exact(X_f))
 X, _ = pigp.plotting.grid(40)
 mean, var = model.predict(X)
-print(f"relative L2 error of u: {np.linalg.norm(mean - exact(X)) / np.linalg.norm(exact(X)):.2e}")
+error = np.linalg.norm(mean - exact(X)) / np.linalg.norm(exact(X))
+print(f"relative L2 error of u: {error:.2e}")
 for name, value in model.parameter_values().items():
     print(f"{name:16s} {value:.4g}")
 

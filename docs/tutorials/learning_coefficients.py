@@ -19,7 +19,9 @@ u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
 y_u, y_f = u(X_u), (4 * np.pi**2 - 1) * u(X_f)
 
 alpha = pigp.Parameter(2.0, name="diffusivity")  # start far from the truth
-model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha))
+model = pigp.PIGP(
+    pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha)
+)
 model.fit(X_u, y_u, X_f, y_f)
 print(f"learned alpha = {alpha.numpy():.6f}")
 
@@ -36,10 +38,10 @@ print(f"learned alpha = {alpha.numpy():.6f}")
 # %%
 std = model.parameter_uncertainty()
 for name, value in model.parameter_values().items():
-    print(f"{name:22s} {np.round(value, 6)}  ± {np.round(std.get(name, np.nan), 6)}")
-print(
-    f"|alpha - 1| = {abs(alpha.numpy() - 1):.2e}, Laplace std = {std['operator.diffusivity']:.2e}"
-)
+    sd = std.get(name, np.nan)
+    print(f"{name:22s} {np.round(value, 6)}  ± {np.round(sd, 6)}")
+error, sd = abs(alpha.numpy() - 1), std["operator.diffusivity"]
+print(f"|alpha - 1| = {error:.2e}, Laplace std = {sd:.2e}")
 
 # %% [markdown]
 # The loss as a function of $\alpha$ alone, the other parameters held at their
@@ -60,7 +62,12 @@ for a in grid:
 alpha.assign(fitted)
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.plot(grid, losses, label="loss")
-ax.plot(grid, min(losses) + 0.5 * ((grid - fitted) / s) ** 2, "--", label="Laplace quadratic")
+ax.plot(
+    grid,
+    min(losses) + 0.5 * ((grid - fitted) / s) ** 2,
+    "--",
+    label="Laplace quadratic",
+)
 ax.axvline(1.0, color="k", lw=0.8, label="true alpha")
 ax.set_xlabel("alpha")
 ax.tick_params(axis="x", labelrotation=30)

@@ -25,8 +25,13 @@ y_f = (np.pi**2 - 1) * u(X_f) * (1 + noise * rng.standard_normal(len(X_f)))
 
 log = []
 model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
-model.fit(X_u, y_u, X_f, y_f, callback=lambda step, loss, m: log.append((step, loss)))
-print("callback saw (step, loss):", [(step, round(loss, 2)) for step, loss in log])
+model.fit(
+    X_u, y_u, X_f, y_f, callback=lambda step, loss, m: log.append((step, loss))
+)
+print(
+    "callback saw (step, loss):",
+    [(step, round(loss, 2)) for step, loss in log],
+)
 
 # %% [markdown]
 # `fit(..., verbose=True)` shows a tqdm progress bar with the current loss; the
@@ -38,7 +43,9 @@ print("callback saw (step, loss):", [(step, round(loss, 2)) for step, loss in lo
 # %%
 X, _ = pigp.plotting.grid(60)
 mean, var = model.predict(X)
-pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f})
+pigp.plotting.posterior_maps(
+    X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f}
+)
 inside = np.abs(mean - u(X)) <= 1.96 * np.sqrt(var)
 print(f"95% band covers {inside.mean():.0%} of the grid")
 
@@ -49,7 +56,9 @@ print(f"95% band covers {inside.mean():.0%} of the grid")
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
 for t in (0.25, 0.75):
     pigp.plotting.slice_at(model, t, ax=axes[0], truth=u)
-pigp.plotting.slice_at(model, 0.5, ax=axes[1], output="f", truth=lambda X: (np.pi**2 - 1) * u(X))
+pigp.plotting.slice_at(
+    model, 0.5, ax=axes[1], output="f", truth=lambda X: (np.pi**2 - 1) * u(X)
+)
 
 # %% [markdown]
 # ## The training curve
@@ -63,6 +72,7 @@ pigp.plotting.slice_at(model, 0.5, ax=axes[1], output="f", truth=lambda X: (np.p
 ax = pigp.plotting.training_curve(model.history, rejected=model.rejected_steps)
 ax.set_yscale("symlog")
 print(
-    f"{len(model.history)} iterations ({len(model.lbfgs_evaluations)} L-BFGS evaluations), "
+    f"{len(model.history)} iterations "
+    f"({len(model.lbfgs_evaluations)} L-BFGS evaluations), "
     f"final loss {model.history[-1]:.3f}, {len(model.rejected_steps)} rejected"
 )

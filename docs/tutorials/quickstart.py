@@ -19,7 +19,9 @@ X_u = np.array(
 X_f = np.random.default_rng(0).uniform(size=(30, 2))
 y_u, y_f = u(X_u), (np.pi**2 - 1) * u(X_f)
 
-model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0))
+model = pigp.PIGP(
+    pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0)
+)
 model.fit(X_u, y_u, X_f, y_f)  # Adam, then L-BFGS polish
 
 X, shape = pigp.plotting.grid(50)  # a 50 x 50 grid of [0, 1]^2
@@ -41,7 +43,9 @@ for name, value in model.parameter_values().items():
 # solution, with the data points overlaid:
 
 # %%
-pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f})
+pigp.plotting.posterior_maps(
+    X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f}
+)
 
 # %% [markdown]
 # `model.predict(X, output="f")` gives the posterior of $f = Lu$ instead, and

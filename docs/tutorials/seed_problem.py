@@ -29,7 +29,9 @@ def derivative(function, a, order):
 
 
 def fourth_derivative(square, a):
-    return derivative(lambda r: tf.exp(-0.5 * square(r)), tf.constant(a, tf.float64), 4).numpy()
+    return derivative(
+        lambda r: tf.exp(-0.5 * square(r)), tf.constant(a, tf.float64), 4
+    ).numpy()
 
 
 for a in (0.0, 0.3):
@@ -60,18 +62,24 @@ import pigp
 from pigp.parameters import softplus
 
 g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
-X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)  # x = t: the diagonal
+X_u, X_f = (
+    np.stack([g20, g20], 1),
+    np.stack([g30, g30], 1),
+)  # x = t: the diagonal
 amplitude, (w_x, w_t) = softplus(0.5), softplus(np.array([-1.0, -3.0]))
 kernel = pigp.kernels.SquaredExponential.from_weights(amplitude, [w_x, w_t])
 heat = pigp.operators.heat(1.0)
 K_ff = pigp.covariance.block(
-    kernel, tf.constant(X_f), tf.constant(X_f), heat.resolve(2), heat.resolve(2)
+    kernel,
+    tf.constant(X_f),
+    tf.constant(X_f),
+    heat.resolve(2),
+    heat.resolve(2),
 ).numpy()
 print("K_ff finite everywhere:", bool(np.all(np.isfinite(K_ff))))
 print(f"corners [0, 0] and [29, 29]: {K_ff[0, 0]:.6f}, {K_ff[29, 29]:.6f}")
-print(
-    f"exact L L' k at r = 0, amplitude^2 (w_t + 3 w_x^2): {amplitude**2 * (w_t + 3 * w_x**2):.6f}"
-)
+exact = amplitude**2 * (w_t + 3 * w_x**2)
+print(f"exact L L' k at r = 0, amplitude^2 (w_t + 3 w_x^2): {exact:.6f}")
 
 # %% [markdown]
 # ## What a diagonal-only layout can and cannot determine
@@ -97,7 +105,9 @@ for lo, hi in [(0, 0.05), (0.05, 0.2), (0.2, 1)]:
     )
 
 # %%
-pigp.plotting.posterior_maps(X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f})
+pigp.plotting.posterior_maps(
+    X, mean, var, truth=u(X), points={"u data": X_u, "f data": X_f}
+)
 
 # %% [markdown]
 # The standard deviation grows away from the diagonal, as it should, but the

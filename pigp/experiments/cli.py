@@ -54,8 +54,10 @@ def _function(name: str):
 
 
 def _import_tensorflow_quietly() -> None:
-    """Import TensorFlow with the C++ start-up lines (oneDNN, CUDA, CPU features) sent
-    to /dev/null instead of the terminal; a failing import still shows its error."""
+    """Import TensorFlow and list its devices with the C++ start-up lines (oneDNN, CUDA,
+    CPU features, no GPU found) sent to /dev/null instead of the terminal, and keep
+    TensorFlow's Python warnings (retracing notices) to errors; a failing import still
+    shows its error."""
     if "tensorflow" in sys.modules:
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -65,7 +67,10 @@ def _import_tensorflow_quietly() -> None:
         with open(os.devnull, "w") as devnull:
             os.dup2(devnull.fileno(), 2)
             try:
-                import tensorflow  # noqa: F401
+                import tensorflow as tf
+
+                tf.config.list_physical_devices()
+                tf.get_logger().setLevel("ERROR")
             finally:
                 os.dup2(saved, 2)
     finally:

@@ -1,0 +1,183 @@
+"""Markdown tables of benchmark results, the one source of the numbers that the
+README and the docs quote.
+
+The docs' hook (``docs/hooks.py``) replaces a line ``<!-- results: NAME -->`` in a
+page with ``TABLES[NAME]()``; ``tests/test_readme.py`` checks that the README
+holds the same text for the tables it quotes. So a new benchmark run changes the
+site by itself, and the README by ``python benchmarks/_tables.py NAME``.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+
+
+def _load(name: str) -> dict:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def seconds(value) -> str:
+    """A duration to 3 significant digits, in µs, ms or s."""
+    if value is None:
+        return "–"
+    if value < 1e-3:
+        return f"{value * 1e6:.3g} µs"
+    if value < 1.0:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value:.3g} s"
+
+
+def ratio(value) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _table(header, rows) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def performance_steps(dtype: str) -> str:
+    """The training step against the LAPACK floor and GPflow's plain GPR step, and
+    the peak memory of the process that measured the row, for one dtype."""
+    rows = [
+        (
+            r["N"],
+            seconds(r["step_s"]),
+            seconds(r["lapack_floor_s"]),
+            ratio(r["step_over_lapack"]),
+            seconds(r["gpflow_step_s"]),
+            ratio(r["step_over_gpflow"]),
+            f"{r['peak_rss_mib'] / 1024:.2f} GiB",
+        )
+        for r in _load("performance")["rows"]
+        if r["dtype"] == dtype
+    ]
+    header = (
+        f"{dtype}, N",
+        "step",
+        "LAPACK floor",
+        "step / LAPACK",
+        "GPflow step",
+        "step / GPflow",
+        "peak RSS",
+    )
+    return _table(header, rows)
+
+
+def performance_parts(dtype: str) -> str:
+    """The parts of a step: the assembly against the closed form, TensorFlow's
+    autodiff floor, and prediction at 10^4 points, for one dtype."""
+    rows = [
+        (
+            r["N"],
+            seconds(r["assembly_s"]),
+            seconds(r["closed_form_s"]),
+            ratio(r["assembly_over_closed_form"]),
+            seconds(r["tf_floor_s"]),
+            seconds(r["predict_1e4_s"]),
+        )
+        for r in _load("performance")["rows"]
+        if r["dtype"] == dtype
+    ]
+    header = (
+        f"{dtype}, N",
+        "assembly",
+        "closed form",
+        "assembly / closed",
+        "TF floor",
+        "predict 10⁴ points",
+    )
+    return _table(header, rows)
+
+
+def performance_readme() -> str:
+    """The float64 rows, as the README quotes them."""
+    rows = [
+        (
+            r["N"],
+            seconds(r["step_s"]),
+            seconds(r["lapack_floor_s"]),
+            ratio(r["step_over_lapack"]),
+            seconds(r["gpflow_step_s"]),
+            ratio(r["assembly_over_closed_form"]),
+        )
+        for r in _load("performance")["rows"]
+        if r["dtype"] == "float64"
+    ]
+    header = (
+        "float64, N",
+        "step",
+        "LAPACK floor",
+        "step / LAPACK",
+        "GPflow plain step",
+        "assembly / closed form",
+    )
+    return _table(header, rows)
+
+
+def performance_cold_start() -> str:
+    """A fresh process on the README's quick start."""
+    c = _load("performance")["cold_start"]
+    rows = [
+        ("import (TensorFlow, pigp, SciPy)", seconds(c["import_s"])),
+        ("a new model's first fit", seconds(c["first_fit_s"])),
+        ("the same model's second fit", seconds(c["second_fit_s"])),
+        ("a second new model's first fit", seconds(c["new_model_fit_s"])),
+        ("relative L2 of u after the first fit", f"{c['relative_l2']:.2g}"),
+    ]
+    return _table(("fresh process, README quick start", "time"), rows)
+
+
+def performance_prediction() -> str:
+    rows = [
+        (
+            f"{r['points']:,}",
+            seconds(r["seconds"]),
+            f"{r['microseconds_per_point']:.3g} µs",
+            "yes" if r["finite"] else "no",
+        )
+        for r in _load("performance")["prediction"]
+    ]
+    return _table(("test points", "time", "per point", "all finite"), rows)
+
+
+def memory() -> str:
+    """Measured growth of peak memory over a fit, against ``pigp.memory.fit_bytes``."""
+    measured = {r["N"]: r for r in _load("memory")["rows"]}
+    rows = []
+    for n in sorted(set(measured) | {10_000, 12_000, 20_000}):
+        estimate = 200 * n * n + 600 * 2**20  # pigp.memory.fit_bytes, without importing pigp
+        r = measured.get(n)
+        rows.append(
+            (
+                f"{n:,}",
+                f"{r['grew_bytes'] / 1e9:.2f} GB" if r else "–",
+                f"{r['bytes_per_entry']:.0f} B" if r else "–",
+                f"{estimate / 1e9:.2f} GB",
+            )
+        )
+    return _table(
+        ("N (data values)", "measured growth of peak memory", "per entry of K", "`fit_bytes(N)`"),
+        rows,
+    )
+
+
+TABLES = {
+    "performance-steps-float64": lambda: performance_steps("float64"),
+    "performance-steps-float32": lambda: performance_steps("float32"),
+    "performance-parts-float64": lambda: performance_parts("float64"),
+    "performance-parts-float32": lambda: performance_parts("float32"),
+    "performance-readme": performance_readme,
+    "performance-cold-start": performance_cold_start,
+    "performance-prediction": performance_prediction,
+    "memory": memory,
+}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or TABLES:
+        print(f"<!-- {name} -->\n{TABLES[name]()}\n")
