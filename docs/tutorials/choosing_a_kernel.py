@@ -46,10 +46,9 @@ for name, kernel in [
         std = model.parameter_uncertainty()["operator.diffusivity"]
     models[name] = (model, mean)
     print(
-        f"{name:20s} log ML {model.log_marginal_likelihood():8.2f}   "
-        f"alpha {alpha.numpy():.7f} ± {std:.1e}   "
-        f"relative L2 of u {error:.2e}   "
-        f"fit {seconds:.1f} s"
+        f"{name}: log ML {model.log_marginal_likelihood():.1f}, "
+        f"fit {seconds:.1f} s\n"
+        f"  alpha {alpha.numpy():.7f} ± {std:.1e}, relative L2 of u {error:.2e}"
     )
 
 print(

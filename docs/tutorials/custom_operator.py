@@ -119,9 +119,11 @@ for name, value in model.parameter_values().items():
 # work is done:
 
 # %%
+import textwrap
+
 try:
     pigp.PIGP(pigp.kernels.Matern52(), biharmonic.with_dims("x", "y")).fit(
         X_b, exact(X_b), X_f, exact(X_f)
     )
 except ValueError as error:
-    print("ValueError:", error)
+    print(textwrap.fill(f"ValueError: {error}", 79))

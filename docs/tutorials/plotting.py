@@ -7,6 +7,8 @@
 # returns the axes, and works headless (the Agg backend).
 
 # %%
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -28,10 +30,8 @@ model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
 model.fit(
     X_u, y_u, X_f, y_f, callback=lambda step, loss, m: log.append((step, loss))
 )
-print(
-    "callback saw (step, loss):",
-    [(step, round(loss, 2)) for step, loss in log],
-)
+seen = ", ".join(f"{step}: {loss:.2f}" for step, loss in log)
+print(textwrap.fill(f"callback saw (step: loss) {seen}", 79))
 
 # %% [markdown]
 # `fit(..., verbose=True)` shows a tqdm progress bar with the current loss; the
