@@ -41,83 +41,57 @@ def _table(header, rows) -> str:
     return "\n".join(lines)
 
 
-def performance_steps(dtype: str) -> str:
-    """The training step against the LAPACK floor and GPflow's plain GPR step, and
-    the peak memory of the process that measured the row, for one dtype."""
+def gib(mib) -> str:
+    return f"{mib / 1024:.2f} GiB"
+
+
+# A column of a performance table: (header, key in a row, format).
+STEP = ("step", "step_s", seconds)
+LAPACK = ("LAPACK floor", "lapack_floor_s", seconds)
+STEP_OVER_LAPACK = ("step / LAPACK", "step_over_lapack", ratio)
+GPFLOW = ("GPflow step", "gpflow_step_s", seconds)
+STEP_OVER_GPFLOW = ("step / GPflow", "step_over_gpflow", ratio)
+PEAK = ("peak RSS", "peak_rss_mib", gib)
+ASSEMBLY = ("assembly", "assembly_s", seconds)
+CLOSED = ("closed form", "closed_form_s", seconds)
+ASSEMBLY_OVER_CLOSED = ("assembly / closed", "assembly_over_closed_form", ratio)
+TF_FLOOR = ("TF floor", "tf_floor_s", seconds)
+PREDICT = ("predict 10⁴ points", "predict_1e4_s", seconds)
+
+
+def performance_table(dtype: str, columns) -> str:
+    """The rows of one dtype of ``performance.json``: N, then ``columns``."""
     rows = [
-        (
-            r["N"],
-            seconds(r["step_s"]),
-            seconds(r["lapack_floor_s"]),
-            ratio(r["step_over_lapack"]),
-            seconds(r["gpflow_step_s"]),
-            ratio(r["step_over_gpflow"]),
-            f"{r['peak_rss_mib'] / 1024:.2f} GiB",
-        )
+        (r["N"], *(form(r[key]) for _, key, form in columns))
         for r in _load("performance")["rows"]
         if r["dtype"] == dtype
     ]
-    header = (
-        f"{dtype}, N",
-        "step",
-        "LAPACK floor",
-        "step / LAPACK",
-        "GPflow step",
-        "step / GPflow",
-        "peak RSS",
-    )
-    return _table(header, rows)
+    return _table((f"{dtype}, N", *(header for header, _, _ in columns)), rows)
+
+
+def performance_steps(dtype: str) -> str:
+    """The training step against the LAPACK floor and GPflow's plain GPR step, and
+    the peak memory of the process that measured the row."""
+    columns = (STEP, LAPACK, STEP_OVER_LAPACK, GPFLOW, STEP_OVER_GPFLOW, PEAK)
+    return performance_table(dtype, columns)
 
 
 def performance_parts(dtype: str) -> str:
     """The parts of a step: the assembly against the closed form, TensorFlow's
-    autodiff floor, and prediction at 10^4 points, for one dtype."""
-    rows = [
-        (
-            r["N"],
-            seconds(r["assembly_s"]),
-            seconds(r["closed_form_s"]),
-            ratio(r["assembly_over_closed_form"]),
-            seconds(r["tf_floor_s"]),
-            seconds(r["predict_1e4_s"]),
-        )
-        for r in _load("performance")["rows"]
-        if r["dtype"] == dtype
-    ]
-    header = (
-        f"{dtype}, N",
-        "assembly",
-        "closed form",
-        "assembly / closed",
-        "TF floor",
-        "predict 10⁴ points",
-    )
-    return _table(header, rows)
+    autodiff floor, and prediction at 10^4 points."""
+    return performance_table(dtype, (ASSEMBLY, CLOSED, ASSEMBLY_OVER_CLOSED, TF_FLOOR, PREDICT))
 
 
 def performance_readme() -> str:
     """The float64 rows, as the README quotes them."""
-    rows = [
-        (
-            r["N"],
-            seconds(r["step_s"]),
-            seconds(r["lapack_floor_s"]),
-            ratio(r["step_over_lapack"]),
-            seconds(r["gpflow_step_s"]),
-            ratio(r["assembly_over_closed_form"]),
-        )
-        for r in _load("performance")["rows"]
-        if r["dtype"] == "float64"
-    ]
-    header = (
-        "float64, N",
-        "step",
-        "LAPACK floor",
-        "step / LAPACK",
-        "GPflow plain step",
-        "assembly / closed form",
+    columns = (
+        STEP,
+        LAPACK,
+        STEP_OVER_LAPACK,
+        GPFLOW,
+        ("assembly / closed form",) + ASSEMBLY_OVER_CLOSED[1:],
     )
-    return _table(header, rows)
+    return performance_table("float64", columns)
 
 
 def performance_cold_start() -> str:

@@ -19,12 +19,13 @@ access to any of them imports TensorFlow.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ._lazy import attach
 
 __version__ = "0.1.0"
 
-# Public name -> the module that defines it (a submodule's own name maps to None).
+# Public name -> the module that defines it; the modules themselves on request.
 _NAMES = {
     "PIGP": "models",
     "load": "models",
@@ -34,12 +35,8 @@ _NAMES = {
     "CholeskyError": "linalg",
     "D": "operators",
     "Identity": "operators",
-    "kernels": None,
-    "operators": None,
-    "covariance": None,
-    "plotting": None,
 }
-_SUBMODULES = {
+_SUBMODULES = (
     "parameters",
     "kernels",
     "operators",
@@ -56,25 +53,10 @@ _SUBMODULES = {
     "models",
     "plotting",
     "experiments",
-}
+)
 
-__all__ = list(_NAMES)
-
-
-def __getattr__(name: str):
-    if name in _NAMES and _NAMES[name] is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module 'pigp' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_NAMES) | _SUBMODULES)
-
+__all__ = [*_NAMES, "kernels", "operators", "covariance", "plotting"]
+__getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES)
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
     from . import covariance, kernels, operators, plotting

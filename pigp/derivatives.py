@@ -33,7 +33,7 @@ def partials(function, columns: list, indices) -> dict:
         indices: multi-indices (tuples of ``len(columns)`` orders).
 
     Returns:
-        ``{index: d^|index| function / d columns^index}``, tensors of the shape
+        dict: ``{index: d^|index| function / d columns^index}``, tensors of the shape
         of the columns. One tape level is opened per derivative order, and each
         level differentiates only what the next level needs.
     """

@@ -303,8 +303,8 @@ class PIGP(tf.Module):
         ``pigp.uncertainty.laplace``.
 
         Returns:
-            ``{name: std}`` for every trainable parameter, floats or arrays; ``inf``
-            for a parameter the loss has no curvature in (e.g. a noise variance that
+            dict: ``{name: std}`` for every trainable parameter, floats or arrays;
+            ``inf`` for a parameter the loss has no curvature in (e.g. a noise variance that
             collapsed towards 0 on noise-free data), or that the loss curves down
             along, which is then held fixed with a ``RuntimeWarning``.
 

@@ -268,7 +268,7 @@ def minimize_lbfgs(
     are left at the lowest loss evaluated, also when interrupted.
 
     Returns:
-        The ``History``: ``losses`` one per iteration, ``evaluations`` every
+        History: ``losses`` one per iteration, ``evaluations`` every
         loss evaluated (NaN where not finite), ``rejected`` indices into
         ``evaluations`` of the non-finite ones. Filled into ``history`` if given.
     """

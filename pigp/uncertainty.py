@@ -48,7 +48,7 @@ def laplace(objective, Xs, y, parameters) -> dict:
         parameters: ``[(name, Parameter)]``, the trainable parameters.
 
     Returns:
-        ``{name: std}``, floats for scalars and arrays for vectors; ``inf`` for an
+        dict: ``{name: std}``, floats for scalars and arrays for vectors; ``inf`` for an
         entry held fixed (see below).
 
     Directions without curvature (a noise variance collapsed towards 0, where the

@@ -10,8 +10,9 @@ The names below are imported on first use (the command line's help needs none of
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import attach
 
 _NAMES = {
     "EXPERIMENTS": "cli",
@@ -28,22 +29,7 @@ _NAMES = {
 }
 
 __all__ = list(_NAMES)
-
-
-def __getattr__(name: str):
-    if name in _NAMES:
-        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
-    elif name in {"cli", "report", "heat", "problems"}:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module 'pigp.experiments' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_NAMES))
-
+__getattr__, __dir__ = attach(__name__, _NAMES, ("cli", "report", "heat", "problems"))
 
 if TYPE_CHECKING:
     from .cli import EXPERIMENTS, main, parser, run, script
