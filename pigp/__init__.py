@@ -35,6 +35,7 @@ _NAMES = {
     "CholeskyError": "linalg",
     "D": "operators",
     "Identity": "operators",
+    "Samples": "sampling",
 }
 _SUBMODULES = (
     "parameters",
@@ -52,6 +53,7 @@ _SUBMODULES = (
     "memory",
     "models",
     "plotting",
+    "sampling",
     "experiments",
 )
 
@@ -65,3 +67,4 @@ if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
     from .models import PIGP, load
     from .operators import D, Identity
     from .parameters import Coefficient, Parameter
+    from .sampling import Samples

@@ -140,11 +140,12 @@ class PIGP(tf.Module):
         the trainable parameters' unconstrained variables (``objective.variables``).
         Pass it ``model.data.tensors(model.dtype)``."""
         self._require_data()
-        variables = [p.unconstrained for _, p in self.trainable_parameters()]
-        signature = Objective.signature_of(variables, self.data.sets)
+        trainable = [p for _, p in self.trainable_parameters()]
+        variables = [p.unconstrained for p in trainable]
+        signature = Objective.signature_of(variables, self.data.sets, trainable)
         if self._objective is None or self._objective.signature != signature:
             self._objective = Objective(
-                self.kernel, self.data.sets, variables, self.jitter, self.dtype
+                self.kernel, self.data.sets, variables, self.jitter, self.dtype, priors=trainable
             )
         return self._objective
 
@@ -287,8 +288,10 @@ class PIGP(tf.Module):
                 )
 
     def log_marginal_likelihood(self) -> float:
-        """``log p(y)`` of the standardised training data at the current parameters."""
-        return -self.objective().loss(*self._tensors_numpy())
+        """``log p(y)`` of the standardised training data at the current parameters
+        (without the priors' terms, if any)."""
+        objective = self.objective()
+        return -(objective.loss(*self._tensors_numpy()) - float(objective.penalty().numpy()))
 
     def _tensors_numpy(self):
         Xs, y = self.data.tensors(self.dtype)
@@ -370,7 +373,7 @@ class PIGP(tf.Module):
             self._outputs[key] = entry
         return entry[1]
 
-    def predict(self, X, output="u", full_cov: bool = False):
+    def predict(self, X, output="u", full_cov: bool = False, samples=None, max_draws: int = 200):
         """Posterior mean and variance of u (or ``L u``) at points X.
 
         Args:
@@ -378,6 +381,13 @@ class PIGP(tf.Module):
             output: ``"u"``, ``"f"`` (the model's operator applied to u), the name of
                 an observation set, or any ``pigp.operators.Operator``.
             full_cov: return the full (n, n) posterior covariance instead of the variance.
+            samples: a ``pigp.Samples`` from ``sample``: predict with the mixture over
+                its draws instead of the current parameters. The mean is the average
+                of the draws' means; the variance is the average of their variances
+                plus the variance of their means (the law of total variance; with
+                ``full_cov``, the same for covariances).
+            max_draws: with ``samples``, use at most this many draws, evenly thinned
+                over all chains.
 
         Returns:
             ``(mean, var)``: arrays of shape (n,) and (n,) (or (n, n) with
@@ -389,6 +399,8 @@ class PIGP(tf.Module):
         input_dim = self.data.input_dim
         X = check.as_inputs("X", X, input_dim)
         terms = self._output_terms(output, input_dim)
+        if samples is not None:
+            return self._predict_mixture(X, output, full_cov, samples, max_draws)
         posterior = self.posterior()
         Xs, _ = self.data.tensors(self.dtype)
         program = self._cross(output, terms)
@@ -414,6 +426,145 @@ class PIGP(tf.Module):
             cov = self._squared_units(prior - V.T @ V)
             return mean, _representable(0.5 * (cov + cov.T), "covariance")
         return mean, _representable(self._squared_units(np.maximum(var, 0.0)), "variance")
+
+    def _predict_mixture(self, X, output, full_cov, samples, max_draws):
+        from .sampling import Samples
+
+        if not isinstance(samples, Samples):
+            raise ValueError(
+                f"samples: expected a pigp.Samples from model.sample(), got {samples!r}"
+            )
+        if not (isinstance(max_draws, (int, np.integer)) and max_draws >= 1):
+            raise ValueError(f"max_draws: expected a positive integer, got {max_draws!r}")
+        parameters = dict(self.trainable_parameters())
+        unknown = [name for name in samples.names if name not in parameters]
+        if unknown:
+            raise ValueError(
+                f"samples: {unknown} are not trainable parameters of this model "
+                f"({sorted(parameters)})"
+            )
+        saved = {name: parameters[name].unconstrained.numpy() for name in samples.names}
+        means, spreads = [], []
+        try:
+            for draw in samples.draws(max_draws):
+                for name, value in draw.items():
+                    parameters[name].assign(value)
+                mean, spread = self.predict(X, output, full_cov)
+                means.append(mean)
+                spreads.append(spread)
+        finally:
+            for name, value in saved.items():
+                parameters[name].unconstrained.assign(value)
+        means = np.stack(means)
+        mean = means.mean(axis=0)
+        centred = means - mean
+        if full_cov:
+            between = centred.T @ centred / len(means)
+            return mean, np.mean(spreads, axis=0) + between
+        return mean, np.mean(spreads, axis=0) + np.mean(centred**2, axis=0)
+
+    def sample(
+        self,
+        num_results: int = 1000,
+        num_burnin: int = 500,
+        num_chains: int = 4,
+        seed: int = 0,
+        max_tree_depth: int = 8,
+        target_accept: float = 0.8,
+    ):
+        """Draw the trainable parameters from their posterior with NUTS (TensorFlow
+        Probability's No-U-Turn sampler, step size by dual averaging), on the
+        unconstrained variables, chains in one compiled program.
+
+        Fit first: the chains start near the fitted values, and the sampler is
+        whitened with the Laplace covariance there. A parameter without a prior
+        gets ``pigp.sampling.default_prior`` (a weak log-normal centred on its
+        fitted value; a warning names them): give priors to the parameters the
+        data say little about. The parameters are left at their fitted values.
+
+        Args:
+            num_results: draws per chain.
+            num_burnin: steps per chain before the draws (the step size adapts
+                during the first 80% of them).
+            num_chains: independent chains (R-hat needs at least 2).
+            seed: the seed of the starting points and of the sampler.
+            max_tree_depth: NUTS's largest tree: at most ``2**max_tree_depth - 1``
+                leapfrog steps per draw.
+            target_accept: the acceptance probability dual averaging aims at.
+
+        Returns:
+            Samples: ``samples[name]`` of shape ``(num_chains, num_results,
+            *shape)`` for every trainable parameter, with ``rhat``, ``ess`` and
+            ``summary()``; pass it to ``predict(X, samples=samples)``.
+
+        Raises:
+            ValueError: before fit, with no trainable parameter, or for bad
+                arguments (before anything runs).
+        """
+        from . import sampling
+        from .uncertainty import hessian
+
+        self._require_data()
+        for name, value, least in (
+            ("num_results", num_results, 1),
+            ("num_burnin", num_burnin, 0),
+            ("num_chains", num_chains, 1),
+            ("max_tree_depth", max_tree_depth, 1),
+        ):
+            if not (isinstance(value, (int, np.integer)) and value >= least):
+                raise ValueError(f"{name}: expected an integer >= {least}, got {value!r}")
+        if not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed: expected an integer, got {seed!r}")
+        if not (isinstance(target_accept, float) and 0.0 < target_accept < 1.0):
+            raise ValueError(f"target_accept: expected a number in (0, 1), got {target_accept!r}")
+        parameters = self.trainable_parameters()
+        if not parameters:
+            raise ValueError("sample: the model has no trainable parameter")
+        priors = {
+            name: p.prior if p.prior is not None else sampling.default_prior(p)
+            for name, p in parameters
+        }
+        defaulted = [name for name, p in parameters if p.prior is None]
+        if defaulted:
+            warnings.warn(
+                f"sample: no prior for {defaulted}; using a log-normal of scale 2 (log space) "
+                "centred on each fitted value (a normal for unconstrained ones): "
+                "pass Parameter(..., prior=...) to choose",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        posterior_objective = self.objective()
+        Xs, y = self.data.tensors(self.dtype)
+        likelihood = (
+            posterior_objective
+            if not posterior_objective.priors
+            else Objective(
+                self.kernel,
+                self.data.sets,
+                posterior_objective.variables,
+                self.jitter,
+                self.dtype,
+            )
+        )
+        try:
+            H = hessian(posterior_objective, Xs, y)
+            H = H if np.all(np.isfinite(H)) else None
+        except tf.errors.InvalidArgumentError:
+            H = None
+        return sampling.nuts(
+            likelihood,
+            Xs,
+            y,
+            parameters,
+            priors,
+            int(num_results),
+            int(num_burnin),
+            int(num_chains),
+            int(seed),
+            hessian=H,
+            max_tree_depth=int(max_tree_depth),
+            target_accept=float(target_accept),
+        )
 
     def _squared_units(self, values: np.ndarray) -> np.ndarray:
         """Variances from standardised to data units (inf where beyond float64)."""

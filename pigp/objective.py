@@ -69,15 +69,20 @@ class Objective:
         variables: the unconstrained ``tf.Variable`` objects gradients are taken in.
         jitter: the relative diagonal jitter of each block.
         dtype: the dtype the covariance is computed in.
+        priors: ``pigp.Parameter`` objects with a prior, among those whose
+            variables these are: their ``-log prior`` is added to the loss (the
+            negative log posterior, up to a constant; its minimum is the mode of
+            the constrained values).
     """
 
-    def __init__(self, kernel, sets, variables, jitter: float, dtype):
+    def __init__(self, kernel, sets, variables, jitter: float, dtype, priors=()):
         self.kernel = kernel
         self.sets = tuple(sets)
         self.variables = list(variables)
         self.jitter = float(jitter)
         self.dtype = dtype
-        self.signature = self.signature_of(self.variables, self.sets)
+        self.priors = tuple(p for p in priors if p.prior is not None)
+        self.signature = self.signature_of(self.variables, self.sets, self.priors)
         self._gram = tf.function(self.covariance, jit_compile=True, autograph=False)
         # Called from Python, a compiled program is compiled apart from the same
         # program called inside a graph (the training loop); on the TensorFlow
@@ -89,9 +94,32 @@ class Objective:
         self._programs = {}
 
     @staticmethod
-    def signature_of(variables, sets) -> tuple:
+    def signature_of(variables, sets, priors=()) -> tuple:
         """Two objectives with equal signatures compute the same function."""
-        return tuple(id(v) for v in variables), structure(sets)
+        return (
+            tuple(id(v) for v in variables),
+            structure(sets),
+            tuple((id(p), id(p.prior)) for p in priors if p.prior is not None),
+        )
+
+    # ----- priors -----------------------------------------------------------------------
+    def penalty(self) -> tf.Tensor:
+        """``-sum log prior`` of the parameters with priors at their current values
+        (float64; 0 without priors; usable inside a graph)."""
+        if not self.priors:
+            return tf.constant(0.0, tf.float64)
+        return -tf.add_n([p.log_prior() for p in self.priors])
+
+    def _penalty_and_gradient(self):
+        with tf.GradientTape() as tape:
+            penalty = self.penalty()
+        return penalty, tape.gradient(penalty, self.variables, unconnected_gradients="zero")
+
+    def _with_penalty(self, loss, grads):
+        if not self.priors:
+            return loss, grads
+        penalty, extra = self._penalty_and_gradient()
+        return loss + penalty, [g + tf.cast(e, tf.float64) for g, e in zip(grads, extra)]
 
     # ----- the covariance and the loss by autodiff ---------------------------------------
     def covariance(self, Xs) -> tf.Tensor:
@@ -105,11 +133,12 @@ class Objective:
         y = y[:, None]
         chol = tf.linalg.cholesky(K)
         a = tf.linalg.cholesky_solve(chol, y)
-        return gaussian_nll(
+        nll = gaussian_nll(
             tf.reduce_sum(y * a),
             tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
             tf.cast(tf.shape(y)[0], self.dtype),
         )
+        return nll + tf.cast(self.penalty(), self.dtype) if self.priors else nll
 
     # ----- compiled paths -----------------------------------------------------------------
     def backend(self, n: int) -> str:
@@ -133,7 +162,8 @@ class Objective:
         except np.linalg.LinAlgError:
             return math.nan
         alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
-        return gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
+        nll = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
+        return nll + float(self.penalty().numpy()) if self.priors else nll
 
     def loss_and_gradient(self, Xs, y, backend: str | None = None) -> tuple:
         """``(loss, [gradient per variable])`` at the current parameters, float64.
@@ -173,7 +203,9 @@ class Objective:
         )
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
         grads = self._gram_vjp(Xs, inverse, alpha)
-        return tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+        return self._with_penalty(
+            tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+        )
 
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
         K = self._gram(Xs).numpy()
@@ -190,7 +222,9 @@ class Objective:
         inverse, _ = potri(chol, lower=1, overwrite_c=1)
         # Fortran lower triangle = upper triangle of the C-ordered transpose.
         grads = self._gram_vjp(Xs, inverse.T, alpha)
-        return tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+        return self._with_penalty(
+            tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+        )
 
     # ----- programs of many steps -----------------------------------------------------------
     def program(self, key, build):

@@ -37,6 +37,12 @@ class Parameter(tf.Module):
         lower: lower bound of a positive parameter (default 0).
         trainable: whether optimisers update it.
         name: a label used in error messages and ``parameter_values()``.
+        prior: a TensorFlow Probability distribution over the *constrained* value
+            (e.g. ``tfp.distributions.LogNormal(0.0, 1.0)``), or None. With priors,
+            ``PIGP.fit`` maximises the log posterior (the mode of the constrained
+            values) instead of the marginal likelihood, and ``PIGP.sample`` uses them.
+            A kernel variance or noise variance is that of the standardised data
+            (targets divided by ``model.y_scale``).
     """
 
     def __init__(
@@ -46,10 +52,12 @@ class Parameter(tf.Module):
         lower: float = 0.0,
         trainable: bool = True,
         name: str | None = None,
+        prior=None,
     ):
         super().__init__(name=name or "parameter")
         self.label = name
         value = _as_float_array(value, self.name)
+        self.prior = _check_prior(prior, self.name)
         self.positive = bool(positive)
         self.lower = float(lower)
         if self.positive:
@@ -89,6 +97,34 @@ class Parameter(tf.Module):
     def numpy(self) -> np.ndarray:
         return tf.convert_to_tensor(self.variable).numpy()
 
+    @property
+    def bijector(self):
+        """The map from the unconstrained variable to the value."""
+        return self.variable.bijector
+
+    def log_prior(self, unconstrained=None) -> tf.Tensor:
+        """``log p(value)`` under ``prior`` (float64; 0 without a prior), summed over
+        the elements, at the current value or at the constrained image of the
+        tensor ``unconstrained`` (leading batch dimensions allowed)."""
+        if self.prior is None:
+            return tf.constant(0.0, tf.float64)
+        value = (
+            self.value()
+            if unconstrained is None
+            else self.bijector.forward(tf.convert_to_tensor(unconstrained, tf.float64))
+        )
+        log_prob = tf.cast(self.prior.log_prob(value), tf.float64)
+        return tf.reduce_sum(
+            log_prob, axis=list(range(len(log_prob.shape) - len(self.shape), len(log_prob.shape)))
+        )
+
+    def log_jacobian(self, unconstrained) -> tf.Tensor:
+        """``log |d value / d unconstrained|`` summed over the elements (leading batch
+        dimensions allowed): what turns a density of the value into one of the
+        unconstrained variable."""
+        unconstrained = tf.convert_to_tensor(unconstrained, tf.float64)
+        return self.bijector.forward_log_det_jacobian(unconstrained, event_ndims=len(self.shape))
+
     def assign(self, value) -> None:
         """Set the constrained value; raises ``ValueError`` if it breaks the constraint."""
         value = _as_float_array(value, self.name)
@@ -115,6 +151,7 @@ class Parameter(tf.Module):
             "lower": self.lower,
             "trainable": self.trainable,
             "shape": list(self.shape),
+            "prior": describe_distribution(self.prior),
         }
 
     @classmethod
@@ -138,6 +175,7 @@ class Parameter(tf.Module):
             lower=config["lower"],
             trainable=config["trainable"],
             name=config["name"],
+            prior=rebuild_distribution(config.get("prior")),
         )
         parameter.unconstrained.assign(unconstrained)
         return parameter
@@ -159,6 +197,67 @@ class Parameter(tf.Module):
 
     def __pow__(self, power):
         return self._coefficient() ** power
+
+
+def _check_prior(prior, name: str):
+    """The prior rebuilt with float64 parameters (so ``tfd.LogNormal(0., 1.)`` works on
+    float64 values, and a prior that could not be saved is refused now)."""
+    if prior is None:
+        return None
+    if isinstance(prior, tfp.distributions.Distribution):
+        try:
+            return rebuild_distribution(describe_distribution(prior))
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{name}: prior: {error}") from None
+    raise ValueError(
+        f"{name}: prior: expected a tensorflow_probability distribution (e.g. "
+        f"tfp.distributions.LogNormal(0.0, 1.0)) or None, got {prior!r}"
+    )
+
+
+def describe_distribution(distribution) -> dict | None:
+    """A TFP distribution as JSON-compatible data: its class's import path and its
+    numeric, boolean and string parameters (what ``rebuild_distribution`` reverses)."""
+    if distribution is None:
+        return None
+    parameters = {}
+    for key, value in distribution.parameters.items():
+        if value is None or isinstance(value, (bool, str)):
+            parameters[key] = value
+            continue
+        try:
+            array = np.asarray(tf.convert_to_tensor(value), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"save: cannot describe the prior {distribution!r}: its parameter "
+                f"{key!r} is not a number or array"
+            ) from None
+        parameters[key] = array.tolist()
+    cls = type(distribution)
+    return {"class": f"{cls.__module__}:{cls.__qualname__}", "parameters": parameters}
+
+
+def rebuild_distribution(description: dict | None):
+    """The distribution ``describe_distribution`` described (float64 parameters)."""
+    if description is None:
+        return None
+    import importlib
+
+    module, _, qualname = description["class"].partition(":")
+    cls = importlib.import_module(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part)
+    if not (isinstance(cls, type) and issubclass(cls, tfp.distributions.Distribution)):
+        raise ValueError(f"{description['class']!r} is not a TensorFlow Probability distribution")
+    parameters = {
+        k: (
+            tf.constant(v, tf.float64)
+            if isinstance(v, (int, float, list)) and not isinstance(v, bool)
+            else v
+        )
+        for k, v in description["parameters"].items()
+    }
+    return cls(**parameters)
 
 
 class Coefficient:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["grid", "field", "posterior_maps", "slice_at", "training_curve"]
+__all__ = ["grid", "field", "posterior_maps", "slice_at", "training_curve", "traces", "posterior"]
 
 
 def grid(n: int = 50, bounds=((0.0, 1.0), (0.0, 1.0))):
@@ -176,4 +176,57 @@ def training_curve(history, ax=None, rejected=()):
         ax.legend()
     ax.set_xlabel("step")
     ax.set_ylabel("negative log marginal likelihood")
+    return ax
+
+
+def traces(samples, name: str, ax=None, element: int | None = None):
+    """The draws of one parameter against the draw index, one line per chain.
+
+    Args:
+        samples: a ``pigp.Samples``.
+        name: a parameter name of ``samples``.
+        element: for a vector parameter, which element (default 0).
+    """
+    ax = _axes(ax)
+    values = np.asarray(samples[name])
+    values = values.reshape(values.shape[0], values.shape[1], -1)[:, :, element or 0]
+    for chain, line in enumerate(values):
+        ax.plot(line, lw=0.6, alpha=0.8, label=f"chain {chain}")
+    label = name if element is None else f"{name}[{element}]"
+    ax.set_xlabel("draw")
+    ax.set_ylabel(label)
+    ax.legend(fontsize=8, ncol=min(4, len(values)))
+    return ax
+
+
+def posterior(
+    samples,
+    name: str,
+    ax=None,
+    element: int | None = None,
+    laplace=None,
+    truth=None,
+    bins: int = 50,
+):
+    """A histogram of one parameter's draws (all chains), with the Laplace Gaussian
+    ``laplace = (mean, std)`` and a ``truth`` line if given."""
+    ax = _axes(ax)
+    values = np.asarray(samples[name])
+    values = values.reshape(values.shape[0] * values.shape[1], -1)[:, element or 0]
+    ax.hist(values, bins=bins, density=True, alpha=0.6, label="NUTS draws")
+    if laplace is not None:
+        mean, std = laplace
+        x = np.linspace(min(values.min(), mean - 4 * std), max(values.max(), mean + 4 * std), 400)
+        ax.plot(
+            x,
+            np.exp(-0.5 * ((x - mean) / std) ** 2) / (std * np.sqrt(2 * np.pi)),
+            "k-",
+            lw=1.2,
+            label="Laplace",
+        )
+    if truth is not None:
+        ax.axvline(truth, color="red", ls="--", lw=1, label="truth")
+    ax.set_xlabel(name if element is None else f"{name}[{element}]")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8)
     return ax

@@ -157,7 +157,7 @@ PAGES = {
     "api/operators/": (0, ["Operator(terms=(), dims=None)", "heat(diffusivity=1.0,"]),
     "api/building_blocks/": (
         0,
-        ["Objective(kernel, sets, variables, jitter, dtype)", "Adam(learning_rate="],
+        ["Objective(kernel, sets, variables, jitter, dtype, priors=())", "Adam(learning_rate="],
     ),
 }
 SCREENSHOTS = ["", "tutorials/quickstart/", "tutorials/seed_problem/", "api/model/", "performance/"]

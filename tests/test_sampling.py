@@ -1,0 +1,212 @@
+"""Priors, MAP fits and NUTS: the sampler against a posterior computed on a grid, the
+mixture predictive against direct averaging, priors through save and load."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+import pigp
+from pigp.operators import D
+
+tfd = tfp.distributions
+
+
+def one_parameter_model(prior=None):
+    """1-D, u data only, only the kernel variance trainable."""
+    rng = np.random.default_rng(0)
+    X = np.linspace(0, 1, 8)[:, None]
+    y = np.sin(3 * X[:, 0]) + 0.05 * rng.standard_normal(8)
+    kernel = pigp.kernels.SquaredExponential(
+        variance=pigp.Parameter(1.0, name="variance", prior=prior),
+        lengthscales=pigp.Parameter([0.3], trainable=False, name="lengthscales"),
+    )
+    model = pigp.PIGP(kernel, D("x", 2), noise_u=pigp.Parameter(0.01, trainable=False), dims=("x",))
+    return model, X, y
+
+
+def grid_posterior(model, jacobian: bool):
+    """The unnormalised log posterior of the variance on a grid of its unconstrained
+    value: log p(y | theta) + log p(theta) (+ log |d theta / d v|)."""
+    ((_, p),) = model.trainable_parameters()
+    v0 = p.unconstrained.numpy()
+    grid = np.linspace(v0 - 6, v0 + 6, 3001)
+    values = []
+    for v in grid:
+        p.unconstrained.assign(v)
+        value = model.log_marginal_likelihood() + float(p.log_prior().numpy())
+        if jacobian:
+            value += float(p.log_jacobian(tf.constant(v, tf.float64)).numpy())
+        values.append(value)
+    p.unconstrained.assign(v0)
+    return np.log1p(np.exp(grid)), np.array(values)
+
+
+@pytest.mark.slow
+def test_nuts_matches_the_posterior_computed_on_a_grid():
+    model, X, y = one_parameter_model(prior=tfd.LogNormal(0.0, 1.0))
+    model.fit(X, y, steps=200)
+    theta, log_post = grid_posterior(model, jacobian=True)
+    weights = np.exp(log_post - log_post.max())
+    weights /= weights.sum()
+    mean = np.sum(weights * theta)
+    std = np.sqrt(np.sum(weights * (theta - mean) ** 2))
+    fitted = model.parameter_values()
+    samples = model.sample(num_results=800, num_burnin=400, num_chains=2, seed=3)
+    draws = samples["kernel.variance"]
+    assert draws.shape == (2, 800)
+    ess = float(samples.ess["kernel.variance"])
+    assert ess > 100
+    # Within Monte-Carlo error: 4 standard errors of the mean, and of the std.
+    assert abs(draws.mean() - mean) < 4 * std / np.sqrt(ess)
+    assert abs(draws.std() - std) < 4 * std / np.sqrt(2 * ess) + 0.02 * std
+    assert model.parameter_values() == fitted  # the fitted values are restored
+    assert np.all(samples.rhat["kernel.variance"] < 1.05)
+    table = samples.summary()
+    assert "kernel.variance" in table and "R-hat" in table and "2 chains x 800 draws" in table
+
+
+def test_a_prior_turns_the_fit_into_the_map_and_leaves_the_marginal_likelihood_alone():
+    prior = tfd.LogNormal(np.log(3.0), 0.3)  # far from the ML-II value (~0.5)
+    model, X, y = one_parameter_model(prior=prior)
+    model.fit(X, y, steps=0, optimizer="lbfgs")
+    model.fit(X, y, steps=300, optimizer="lbfgs")
+    theta, log_post = grid_posterior(model, jacobian=False)
+    fitted = model.parameter_values()["kernel.variance"]
+    assert fitted == pytest.approx(theta[np.argmax(log_post)], rel=5e-3)
+    # log_marginal_likelihood is the likelihood alone: equal to a model without the prior.
+    plain, _, _ = one_parameter_model()
+    plain.fit(X, y, steps=0)
+    dict(plain.trainable_parameters())["kernel.variance"].assign(fitted)
+    assert model.log_marginal_likelihood() == pytest.approx(plain.log_marginal_likelihood(), 1e-10)
+    # The prior moved the estimate towards it, from the maximum-likelihood value.
+    plain.fit(X, y, steps=300, optimizer="lbfgs")
+    assert plain.parameter_values()["kernel.variance"] < fitted < 3.0
+
+
+def test_the_loss_gradient_includes_the_prior():
+    model, X, y = one_parameter_model(prior=tfd.Gamma(2.0, 1.0))
+    model.fit(X, y, steps=0)
+    objective = model.objective()
+    Xs, yt = model.data.tensors(model.dtype)
+    (v,) = objective.variables
+    _, (grad,) = objective.loss_and_gradient(Xs, yt)
+    h, v0 = 1e-5, v.numpy()
+    losses = []
+    for step in (h, -h):
+        v.assign(v0 + step)
+        losses.append(objective.loss(Xs, yt.numpy()))
+    v.assign(v0)
+    assert float(grad) == pytest.approx((losses[0] - losses[1]) / (2 * h), rel=1e-6)
+    with tf.GradientTape() as tape:
+        reference = objective.nll(Xs, yt)
+    assert float(grad) == pytest.approx(float(tape.gradient(reference, v)), rel=1e-8)
+
+
+def test_predict_with_samples_is_the_mixture_of_the_draws():
+    model, X, y = one_parameter_model()
+    model.fit(X, y, steps=50)
+    draws = np.array([[0.3, 0.6, 1.2], [2.0, 0.9, 0.45]])  # 2 chains x 3 draws
+    samples = pigp.Samples({"kernel.variance": draws}, 1.0, 0.1, 0.8, 0, {})
+    X_test = np.linspace(-0.2, 1.2, 15)[:, None]
+    before = model.predict(X_test)
+    means, variances, covariances = [], [], []
+    p = dict(model.trainable_parameters())["kernel.variance"]
+    fitted = p.unconstrained.numpy()
+    for value in draws.ravel():
+        p.assign(value)
+        m, v = model.predict(X_test)
+        _, c = model.predict(X_test, full_cov=True)
+        means.append(m)
+        variances.append(v)
+        covariances.append(c)
+    p.unconstrained.assign(fitted)
+    means = np.array(means)
+    mean, var = model.predict(X_test, samples=samples)
+    np.testing.assert_allclose(mean, means.mean(0), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(var, np.mean(variances, 0) + means.var(0), rtol=1e-10, atol=1e-14)
+    _, cov = model.predict(X_test, samples=samples, full_cov=True)
+    centred = means - means.mean(0)
+    expected = np.mean(covariances, 0) + centred.T @ centred / len(means)
+    np.testing.assert_allclose(cov, expected, rtol=1e-9, atol=1e-13)
+    # The parameters are left as they were, and so are the plain predictions.
+    np.testing.assert_array_equal(model.predict(X_test)[0], before[0])
+    # Thinning: two draws, evenly spaced over all six.
+    m2, _ = model.predict(X_test, samples=samples, max_draws=2)
+    p.assign(draws.ravel()[0])
+    first = model.predict(X_test)[0]
+    p.assign(draws.ravel()[-1])
+    last = model.predict(X_test)[0]
+    p.unconstrained.assign(fitted)
+    np.testing.assert_allclose(m2, 0.5 * (first + last), rtol=1e-10, atol=1e-14)
+
+
+def test_priors_survive_save_and_load(tmp_path):
+    model, X, y = one_parameter_model(prior=tfd.LogNormal(0.5, 0.25))
+    model.fit(X, y, steps=20)
+    path = tmp_path / "model.npz"
+    model.save(path)
+    loaded = pigp.load(path)
+    (_, p), (_, q) = model.trainable_parameters()[0], loaded.trainable_parameters()[0]
+    assert type(q.prior) is tfd.LogNormal
+    assert float(q.prior.loc) == 0.5 and float(q.prior.scale) == 0.25
+    assert float(q.log_prior()) == float(p.log_prior())
+    assert loaded.log_marginal_likelihood() == model.log_marginal_likelihood()
+
+
+def test_sampling_refuses_bad_input_before_anything_runs():
+    model, X, y = one_parameter_model()
+    with pytest.raises(ValueError, match="fit"):
+        model.sample()
+    with pytest.raises(ValueError, match="prior: expected a tensorflow_probability distribution"):
+        pigp.Parameter(1.0, prior="lognormal")
+    model.fit(X, y, steps=10)
+    for kwargs, message in (
+        ({"num_chains": 0}, "num_chains: expected an integer >= 1"),
+        ({"num_results": 2.5}, "num_results: expected an integer >= 1"),
+        ({"num_burnin": -1}, "num_burnin: expected an integer >= 0"),
+        ({"target_accept": 1.5}, "target_accept: expected a number in"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            model.sample(**kwargs)
+    with pytest.raises(ValueError, match="samples: expected a pigp.Samples"):
+        model.predict(X, samples={"kernel.variance": 1.0})
+    other = pigp.Samples({"kernel.lengthscales": np.ones((1, 2, 1))}, 1.0, 0.1, 0.8, 0, {})
+    with pytest.raises(ValueError, match="are not trainable parameters"):
+        model.predict(X, samples=other)
+
+
+@pytest.mark.slow
+def test_a_parameter_without_prior_gets_the_default_and_a_warning():
+    model, X, y = one_parameter_model()
+    model.fit(X, y, steps=100)
+    with pytest.warns(RuntimeWarning, match=r"no prior for \['kernel.variance'\]"):
+        samples = model.sample(num_results=50, num_burnin=50, num_chains=1, seed=0)
+    prior = samples.priors["kernel.variance"]
+    fitted = model.parameter_values()["kernel.variance"]
+    assert isinstance(prior, tfd.LogNormal)
+    assert float(prior.loc) == pytest.approx(np.log(fitted)) and float(prior.scale) == 2.0
+    assert samples["kernel.variance"].shape == (1, 50)
+    assert np.all(samples["kernel.variance"] > 0)
+
+
+def test_trace_and_posterior_plots_draw_the_draws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    draws = np.array([[0.3, 0.6, 1.2, 0.8], [2.0, 0.9, 0.45, 0.7]])
+    samples = pigp.Samples({"kernel.variance": draws}, 1.0, 0.1, 0.8, 0, {})
+    fig, (a, b) = plt.subplots(1, 2)
+    pigp.plotting.traces(samples, "kernel.variance", ax=a)
+    np.testing.assert_array_equal([line.get_ydata() for line in a.lines], draws)
+    pigp.plotting.posterior(samples, "kernel.variance", ax=b, laplace=(0.8, 0.3), truth=1.0)
+    heights = [patch.get_height() for patch in b.patches]
+    widths = [patch.get_width() for patch in b.patches]
+    assert np.sum(np.multiply(heights, widths)) == pytest.approx(1.0)  # a density
+    curve = b.lines[0]
+    x, density = curve.get_xdata(), curve.get_ydata()
+    assert np.trapezoid(density, x) == pytest.approx(1.0, abs=1e-3)
+    assert b.lines[1].get_xdata()[0] == 1.0
+    plt.close(fig)
