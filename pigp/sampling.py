@@ -124,10 +124,10 @@ class Samples:
                 rows.append(
                     (
                         label,
-                        f"{column.mean():.4g}",
+                        f"{column.mean():.3g}",
                         f"{column.std():.3g}",
-                        f"{low:.4g}",
-                        f"{high:.4g}",
+                        f"{low:.3g}",
+                        f"{high:.3g}",
                         f"{rhat[j]:.3f}",
                         f"{ess[j]:.0f}",
                     )
@@ -139,8 +139,8 @@ class Samples:
         ]
         lines.insert(1, "-" * len(lines[0]))
         return "\n".join(lines) + (
-            f"\n{self.num_chains} chains x {self.num_results} draws in {self.seconds:.1f} s; "
-            f"step size {self.step_size:.3g}, acceptance {self.acceptance:.2f}, "
+            f"\n{self.num_chains} chains x {self.num_results} draws, {self.seconds:.1f} s; "
+            f"step {self.step_size:.3g}, acceptance {self.acceptance:.2f}, "
             f"{self.divergences} divergences"
         )
 

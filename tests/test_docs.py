@@ -26,6 +26,7 @@ TUTORIALS = [
     "learning_coefficients",
     "choosing_a_kernel",
     "plotting",
+    "uncertainty",
 ]
 
 
@@ -121,6 +122,7 @@ PAGES = {
             "Writing your own operator",
             "Learning a PDE coefficient",
             "Choosing a kernel",
+            "Uncertainty in a PDE coefficient",
             "Plotting and diagnostics",
         ],
     ),
@@ -130,6 +132,7 @@ PAGES = {
     "tutorials/learning_coefficients/": (6, []),
     "tutorials/choosing_a_kernel/": (6, []),
     "tutorials/plotting/": (0, []),
+    "tutorials/uncertainty/": (3, []),
     "performance/": (12, ["Memory needed for N points"]),
     "peers/": (0, []),
     "reliability/": (0, []),

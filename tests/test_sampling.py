@@ -63,7 +63,7 @@ def test_nuts_matches_the_posterior_computed_on_a_grid():
     assert model.parameter_values() == fitted  # the fitted values are restored
     assert np.all(samples.rhat["kernel.variance"] < 1.05)
     table = samples.summary()
-    assert "kernel.variance" in table and "R-hat" in table and "2 chains x 800 draws" in table
+    assert "kernel.variance" in table and "R-hat" in table and "2 chains x 800 draws," in table
 
 
 def test_a_prior_turns_the_fit_into_the_map_and_leaves_the_marginal_likelihood_alone():
