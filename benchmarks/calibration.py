@@ -20,19 +20,13 @@ import warnings
 
 import numpy as np
 from _output import write_json
-from scipy.stats import qmc
+from raissi_inverse import design, solution
 
 import pigp
 
 
-def solution(X):
-    u = np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
-    return u, (4 * np.pi**2 - 1) * u
-
-
 def case(seed: int, noise: float) -> dict:
-    sampler = qmc.LatinHypercube(d=2, seed=seed)
-    X_u, X_f = sampler.random(20), sampler.random(20)
+    X_u, X_f = design(seed)
     rng = np.random.default_rng(seed)
     y_u, y_f = solution(X_u)[0], solution(X_f)[1]
     y_u = y_u + noise * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(len(y_u))
