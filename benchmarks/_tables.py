@@ -13,6 +13,8 @@ import json
 import pathlib
 import sys
 
+from pigp.memory import fit_bytes  # no TensorFlow: pigp's names are imported on first use
+
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
@@ -125,7 +127,7 @@ def memory() -> str:
     measured = {r["N"]: r for r in _load("memory")["rows"]}
     rows = []
     for n in sorted(set(measured) | {10_000, 12_000, 20_000}):
-        estimate = 200 * n * n + 600 * 2**20  # pigp.memory.fit_bytes, without importing pigp
+        estimate = fit_bytes(n)
         r = measured.get(n)
         rows.append(
             (

@@ -260,7 +260,6 @@ def cold_start() -> dict:
     """In this (fresh) process: import (TensorFlow, pigp, SciPy: from the script's first
     line), then the README quick start's first fit of a new model, the same model's
     second fit, and a second new model's first fit."""
-    fresh = pigp
     imported = time.perf_counter() - _STARTED
     X_u = np.array(
         [[x, 0.0] for x in np.linspace(0, 1, 8)]
@@ -269,10 +268,10 @@ def cold_start() -> dict:
     X_f = np.random.default_rng(0).uniform(size=(30, 2))
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])  # noqa: E731
     data = (X_u, u(X_u), X_f, (np.pi**2 - 1) * u(X_f))
-    X, _ = fresh.plotting.grid(50)
-    new = lambda: fresh.PIGP(
-        fresh.kernels.SquaredExponential(),  # noqa: E731
-        fresh.operators.heat(diffusivity=1.0),
+    X, _ = pigp.plotting.grid(50)
+    new = lambda: pigp.PIGP(
+        pigp.kernels.SquaredExponential(),  # noqa: E731
+        pigp.operators.heat(diffusivity=1.0),
         noise_u=1e-6,
         noise_f=1e-6,
     )

@@ -22,6 +22,7 @@ build.
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import importlib.util
 import io
@@ -87,6 +88,7 @@ def _render(path: str, stem: str, config) -> tuple[str, list]:
     return "\n\n".join(lines) + "\n", figures
 
 
+@functools.cache
 def _tables():
     path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "_tables.py")
     spec = importlib.util.spec_from_file_location("pigp_benchmark_tables", path)

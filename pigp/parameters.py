@@ -102,18 +102,20 @@ class Parameter(tf.Module):
         """The map from the unconstrained variable to the value."""
         return self.variable.bijector
 
-    def log_prior(self, unconstrained=None) -> tf.Tensor:
-        """``log p(value)`` under ``prior`` (float64; 0 without a prior), summed over
-        the elements, at the current value or at the constrained image of the
-        tensor ``unconstrained`` (leading batch dimensions allowed)."""
-        if self.prior is None:
+    def log_prior(self, unconstrained=None, distribution=None) -> tf.Tensor:
+        """``log p(value)`` under ``distribution`` (default: this parameter's prior;
+        float64; 0 without one), summed over the elements, at the current value or at
+        the constrained image of the tensor ``unconstrained`` (leading batch
+        dimensions allowed)."""
+        distribution = self.prior if distribution is None else distribution
+        if distribution is None:
             return tf.constant(0.0, tf.float64)
         value = (
             self.value()
             if unconstrained is None
             else self.bijector.forward(tf.convert_to_tensor(unconstrained, tf.float64))
         )
-        log_prob = tf.cast(self.prior.log_prob(value), tf.float64)
+        log_prob = tf.cast(distribution.log_prob(value), tf.float64)
         return tf.reduce_sum(
             log_prob, axis=list(range(len(log_prob.shape) - len(self.shape), len(log_prob.shape)))
         )

@@ -227,16 +227,12 @@ def nuts(
         return [tf.reshape(p, tf.concat([tf.shape(p)[:-1], s], 0)) for p, s in zip(parts, shapes)]
 
     def log_prior(v):  # (chains, dim) -> (chains,): prior of theta(v) and its Jacobian
-        total = 0.0
-        for (_, parameter), distribution, part in zip(parameters, distributions, split(v)):
-            value = parameter.bijector.forward(part)
-            event = list(range(1, 1 + len(parameter.shape)))
-            log_prob = tf.cast(distribution.log_prob(value), tf.float64)
-            total += tf.reduce_sum(log_prob, axis=event) if event else log_prob
-            total += parameter.bijector.forward_log_det_jacobian(
-                part, event_ndims=len(parameter.shape)
-            )
-        return total
+        return tf.add_n(
+            [
+                parameter.log_prior(part, distribution) + parameter.log_jacobian(part)
+                for (_, parameter), distribution, part in zip(parameters, distributions, split(v))
+            ]
+        )
 
     @tf.custom_gradient
     def log_likelihood(v):  # (chains, dim) -> (chains,), one chain after another

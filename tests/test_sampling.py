@@ -3,6 +3,7 @@ mixture predictive against direct averaging, priors through save and load."""
 
 import numpy as np
 import pytest
+import scipy.stats
 import tensorflow as tf
 import tensorflow_probability as tfp
 
@@ -25,28 +26,52 @@ def one_parameter_model(prior=None):
     return model, X, y
 
 
-def grid_posterior(model, jacobian: bool):
+def grid_posterior(model, loc: float, scale: float, jacobian: bool):
     """The unnormalised log posterior of the variance on a grid of its unconstrained
-    value: log p(y | theta) + log p(theta) (+ log |d theta / d v|)."""
+    value v, with a LogNormal(loc, scale) prior evaluated by SciPy: log p(y | theta)
+    + log p(theta) (+ log |d theta / d v| = log sigmoid(v), theta = softplus(v))."""
     ((_, p),) = model.trainable_parameters()
     v0 = p.unconstrained.numpy()
     grid = np.linspace(v0 - 6, v0 + 6, 3001)
-    values = []
+    likelihood = []
     for v in grid:
         p.unconstrained.assign(v)
-        value = model.log_marginal_likelihood() + float(p.log_prior().numpy())
-        if jacobian:
-            value += float(p.log_jacobian(tf.constant(v, tf.float64)).numpy())
-        values.append(value)
+        likelihood.append(model.log_marginal_likelihood())
     p.unconstrained.assign(v0)
-    return np.log1p(np.exp(grid)), np.array(values)
+    theta = np.logaddexp(0.0, grid)
+    values = np.array(likelihood) + scipy.stats.lognorm(s=scale, scale=np.exp(loc)).logpdf(theta)
+    if jacobian:
+        values -= np.logaddexp(0.0, -grid)
+    return theta, values
+
+
+def test_log_prior_and_jacobian_are_scipys_densities():
+    loc, scale = np.float64(0.3), np.float64(0.7)  # float64: exact to round-off
+    vector = pigp.Parameter([0.5, 2.0], prior=tfd.LogNormal(loc, scale), name="ls")
+    expected = scipy.stats.lognorm(s=0.7, scale=np.exp(0.3)).logpdf([0.5, 2.0]).sum()
+    assert float(vector.log_prior()) == pytest.approx(expected, rel=1e-12)
+    scalar = pigp.Parameter(1.5, prior=tfd.Gamma(2.0, 3.0), lower=0.5)
+    expected = scipy.stats.gamma(a=2.0, scale=1 / 3.0).logpdf(1.5)
+    # Python floats make a float32 distribution: its parameters carry float32 rounding.
+    assert float(scalar.log_prior()) == pytest.approx(expected, rel=1e-6)
+    # A batch of unconstrained values: softplus' Jacobian is sigmoid.
+    v = np.array([[-1.0, 0.5], [2.0, 3.0]])
+    np.testing.assert_allclose(
+        vector.log_jacobian(v).numpy(), -np.logaddexp(0.0, -v).sum(axis=1), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        vector.log_prior(v).numpy(),
+        scipy.stats.lognorm(s=0.7, scale=np.exp(0.3)).logpdf(np.logaddexp(0.0, v)).sum(axis=1),
+        rtol=1e-12,
+    )
+    assert float(pigp.Parameter(1.0).log_prior()) == 0.0
 
 
 @pytest.mark.slow
 def test_nuts_matches_the_posterior_computed_on_a_grid():
     model, X, y = one_parameter_model(prior=tfd.LogNormal(0.0, 1.0))
     model.fit(X, y, steps=200)
-    theta, log_post = grid_posterior(model, jacobian=True)
+    theta, log_post = grid_posterior(model, 0.0, 1.0, jacobian=True)
     weights = np.exp(log_post - log_post.max())
     weights /= weights.sum()
     mean = np.sum(weights * theta)
@@ -71,7 +96,7 @@ def test_a_prior_turns_the_fit_into_the_map_and_leaves_the_marginal_likelihood_a
     model, X, y = one_parameter_model(prior=prior)
     model.fit(X, y, steps=0, optimizer="lbfgs")
     model.fit(X, y, steps=300, optimizer="lbfgs")
-    theta, log_post = grid_posterior(model, jacobian=False)
+    theta, log_post = grid_posterior(model, np.log(3.0), 0.3, jacobian=False)
     fitted = model.parameter_values()["kernel.variance"]
     assert fitted == pytest.approx(theta[np.argmax(log_post)], rel=5e-3)
     # log_marginal_likelihood is the likelihood alone: equal to a model without the prior.
