@@ -165,6 +165,8 @@ PAGES = {
 }
 SCREENSHOTS = ["", "tutorials/quickstart/", "tutorials/seed_problem/", "api/model/", "performance/"]
 
+_SCROLL_IMAGES = "for (const i of document.images) i.scrollIntoView(); window.scrollTo(0, 0);"
+_IMAGES_COMPLETE = "return [...document.images].every(i => i.complete);"
 _CHECK = """
 const text = [];
 const walk = (node) => {
@@ -193,6 +195,8 @@ return {
 @pytest.mark.slow
 def test_pages_read_right_in_headless_chromium(site):
     browser = _chromium()
+    from selenium.webdriver.support.ui import WebDriverWait
+
     handler = functools.partial(_Quiet, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -202,6 +206,14 @@ def test_pages_read_right_in_headless_chromium(site):
     try:
         for page, (least_math, texts) in PAGES.items():
             browser.get(f"http://127.0.0.1:{server.server_address[1]}/{page}")
+            # Chromium may still be fetching or decoding an image below the fold when the
+            # load event has fired: bring each into view and wait (a broken one is complete
+            # with naturalWidth 0, which the check below catches).
+            browser.execute_script(_SCROLL_IMAGES)
+            WebDriverWait(browser, 30).until(
+                lambda b: b.execute_script(_IMAGES_COMPLETE),
+                message=f"{page}: images still loading after 30 s",
+            )
             seen = browser.execute_script(_CHECK)
             for raw in ["\\(", "\\[", "$$"]:
                 assert raw not in seen["text"], (page, raw)
