@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -473,8 +474,9 @@ class PIGP(tf.Module):
         target_accept: float = 0.8,
     ):
         """Draw the trainable parameters from their posterior with NUTS (TensorFlow
-        Probability's No-U-Turn sampler, step size by dual averaging), on the
-        unconstrained variables, chains in one compiled program.
+        Probability's No-U-Turn sampler, step size by dual averaging), moving
+        ``log(value - lower)`` of positive parameters and the value of the others,
+        chains in one compiled program.
 
         Fit first: the chains start near the fitted values, and the sampler is
         whitened with the Laplace covariance there. A parameter without a prior
@@ -535,27 +537,19 @@ class PIGP(tf.Module):
             )
         posterior_objective = self.objective()
         Xs, y = self.data.tensors(self.dtype)
-        likelihood = (
-            posterior_objective
-            if not posterior_objective.priors
-            else Objective(
-                self.kernel,
-                self.data.sets,
-                posterior_objective.variables,
-                self.jitter,
-                self.dtype,
-            )
-        )
         try:
             H = hessian(posterior_objective, Xs, y)
             H = H if np.all(np.isfinite(H)) else None
         except tf.errors.InvalidArgumentError:
             H = None
+        # The chains run in groups, the groups in threads, each thread on its own
+        # copy of the model (its own variables).
+        groups = -(-int(num_chains) // sampling.CHAINS_PER_GROUP)
+        models = [self] + self._copies(min(groups, os.cpu_count() or 1) - 1)
         return sampling.nuts(
-            likelihood,
+            [(m._likelihood(), m.trainable_parameters()) for m in models],
             Xs,
             y,
-            parameters,
             priors,
             int(num_results),
             int(num_burnin),
@@ -565,6 +559,27 @@ class PIGP(tf.Module):
             max_tree_depth=int(max_tree_depth),
             target_accept=float(target_accept),
         )
+
+    def _likelihood(self) -> Objective:
+        """The objective without the priors' penalty."""
+        objective = self.objective()
+        if not objective.priors:
+            return objective
+        return Objective(self.kernel, self.data.sets, objective.variables, self.jitter, self.dtype)
+
+    def _copies(self, count: int) -> list:
+        """``count`` independent copies (own parameters, same values and data), or
+        none where the model cannot be written and read back (a kernel function
+        that cannot be imported by its path)."""
+        if count <= 0:
+            return []
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "model.npz")
+            try:
+                self.save(path)
+                return [load(path) for _ in range(count)]
+            except ValueError:
+                return []
 
     def _squared_units(self, values: np.ndarray) -> np.ndarray:
         """Variances from standardised to data units (inf where beyond float64)."""

@@ -102,23 +102,39 @@ class Parameter(tf.Module):
         """The map from the unconstrained variable to the value."""
         return self.variable.bijector
 
-    def log_prior(self, unconstrained=None, distribution=None) -> tf.Tensor:
+    def log_prior(self, unconstrained=None, distribution=None, value=None) -> tf.Tensor:
         """``log p(value)`` under ``distribution`` (default: this parameter's prior;
-        float64; 0 without one), summed over the elements, at the current value or at
-        the constrained image of the tensor ``unconstrained`` (leading batch
-        dimensions allowed)."""
+        float64; 0 without one), summed over the elements, at the current value, at
+        the constrained image of the tensor ``unconstrained``, or at ``value`` (a
+        tensor of constrained values); leading batch dimensions allowed."""
         distribution = self.prior if distribution is None else distribution
         if distribution is None:
             return tf.constant(0.0, tf.float64)
-        value = (
-            self.value()
-            if unconstrained is None
-            else self.bijector.forward(tf.convert_to_tensor(unconstrained, tf.float64))
-        )
+        if value is not None:
+            value = tf.convert_to_tensor(value, tf.float64)
+        elif unconstrained is not None:
+            value = self.bijector.forward(tf.convert_to_tensor(unconstrained, tf.float64))
+        else:
+            value = self.value()
         log_prob = tf.cast(distribution.log_prob(value), tf.float64)
         return tf.reduce_sum(
             log_prob, axis=list(range(len(log_prob.shape) - len(self.shape), len(log_prob.shape)))
         )
+
+    @property
+    def sampling_bijector(self):
+        """The map from the variable the sampler moves to the value: ``lower +
+        exp(w)`` for a positive parameter (the posteriors of scales and variances
+        are near Gaussian in log space, and their curvature varies little there),
+        the identity otherwise."""
+        if not self.positive:
+            return tfp.bijectors.Identity()
+        bijector = tfp.bijectors.Exp()
+        if self.lower != 0.0:
+            bijector = tfp.bijectors.Chain(
+                [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector]
+            )
+        return bijector
 
     def log_jacobian(self, unconstrained) -> tf.Tensor:
         """``log |d value / d unconstrained|`` summed over the elements (leading batch

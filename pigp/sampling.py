@@ -1,23 +1,31 @@
 """Full Bayesian inference of the parameters: the No-U-Turn sampler of TensorFlow
-Probability on the unconstrained variables, and what it returns.
+Probability, and what it returns.
 
-The target is the log posterior density of the unconstrained variables ``v``:
-``log p(y | theta(v)) + log p(theta(v)) + log |d theta / d v|``, where
-``theta`` are the constrained values (the bijector's Jacobian term makes the
-density one of ``v``). Its gradient comes from the objective's compiled loss and
-gradient (the same VJP ``fit`` uses), one chain after another inside one
-compiled program, with ``tf.custom_gradient``. The sampler runs in whitened
-coordinates ``v = v0 + L z`` with ``L L^T`` the Laplace covariance at the fitted
-values (where the Hessian is positive definite; else a diagonal scale), so that
-one step size suits every direction.
+The sampler moves ``w``: ``log(theta - lower)`` for a positive parameter
+``theta`` (``Parameter.sampling_bijector``), ``theta`` itself otherwise. The
+posteriors of variances, lengthscales and noise levels are close to Gaussian in
+log space, and the curvature of the log marginal likelihood varies little there;
+in the softplus coordinates ``fit`` uses, a variance near 10 is on a linear
+scale, and the curvature grew 50-fold across its posterior, which broke the
+leapfrog integrator (divergent transitions) at any step size that suited the
+mode. The target is ``log p(y | theta(w)) + log p(theta(w)) + log |d theta /
+d w|``. Its gradient comes from the objective's compiled loss and gradient (the
+same VJP ``fit`` uses) by the chain rule through ``v = bijector^-1(theta(w))``,
+one chain after another inside one compiled program, with
+``tf.custom_gradient``. The sampler runs in whitened coordinates ``w = w0 + L
+z`` with ``L L^T`` the Laplace covariance in ``w`` at the fitted values (where
+the Hessian is positive definite; else a diagonal scale), so that one step size
+suits every direction.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 import warnings
 
 import numpy as np
+import scipy.linalg
 import tensorflow as tf
 import tensorflow_probability as tfp
 
@@ -42,6 +50,10 @@ class Samples:
         acceptance: the mean acceptance probability after burn-in.
         divergences: the number of divergent transitions after burn-in.
         priors: ``{name: distribution}`` the sampler used (defaults included).
+        diverging: ``(num_chains, num_results)`` booleans, the draws whose
+            trajectory diverged (None when not recorded).
+        leapfrogs: ``(num_chains, num_results)`` leapfrog steps (gradient
+            evaluations) behind each draw (None when not recorded).
     """
 
     def __init__(
@@ -52,7 +64,11 @@ class Samples:
         acceptance: float,
         divergences: int,
         priors: dict,
+        diverging=None,
+        leapfrogs=None,
     ):
+        self.diverging = None if diverging is None else np.asarray(diverging, bool)
+        self.leapfrogs = None if leapfrogs is None else np.asarray(leapfrogs)
         self.values = {k: np.asarray(v) for k, v in values.items()}
         for v in self.values.values():
             v.setflags(write=False)
@@ -177,11 +193,13 @@ def _whitening(hessian: np.ndarray) -> np.ndarray:
         return np.diag(np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1.0)), 1.0))
 
 
+CHAINS_PER_GROUP = 2
+
+
 def nuts(
-    objective,
+    likelihoods,
     Xs,
     y,
-    parameters,
     priors: dict,
     num_results: int,
     num_burnin: int,
@@ -193,15 +211,22 @@ def nuts(
 ) -> Samples:
     """Sample the parameters' posterior with NUTS; the variables are restored after.
 
+    The chains run in groups of ``CHAINS_PER_GROUP``, each group one compiled
+    program whose chains move in lockstep (a batched NUTS evaluates every chain
+    until the longest tree of the batch is done); the groups run at the same time
+    in threads, one per likelihood given. The draws depend on ``seed`` only, not
+    on the number of threads.
+
     Args:
-        objective: the likelihood's ``pigp.objective.Objective`` (without priors),
-            whose variables are the unconstrained variables of ``parameters``.
+        likelihoods: ``[(objective, parameters)]``, one or more copies of the
+            model's likelihood (``pigp.objective.Objective`` without priors) with
+            its ``[(name, Parameter)]`` in the objective's order; each copy has
+            its own variables, so that one thread uses each.
         Xs: the inputs of each data set.
         y: the standardised targets, all data sets stacked.
-        parameters: ``[(name, Parameter)]`` in the objective's order.
         priors: ``{name: distribution}`` over the constrained values, one per parameter.
         num_results: draws per chain after burn-in.
-        num_burnin: steps per chain before them (step size adapted during 80%).
+        num_burnin: steps per chain before them (see the warm-up below).
         num_chains: independent chains, started near the current values.
         seed: the seed of the starting points and the sampler.
         hessian: the loss Hessian in the unconstrained variables at the current
@@ -212,98 +237,98 @@ def nuts(
     Returns:
         Samples: the draws of every parameter, constrained, with diagnostics.
     """
-    variables = objective.variables
-    shapes = [tuple(v.shape) for v in variables]
-    sizes = [int(np.prod(s)) for s in shapes]
-    start = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
-    dim = start.size
-    L = _whitening(hessian) if hessian is not None else np.eye(dim)
-    L_t = tf.constant(L, tf.float64)
-    v0 = tf.constant(start, tf.float64)
-    distributions = [priors[name] for name, _ in parameters]
-
-    def split(v):  # (..., dim) -> one (..., *shape) part per variable
-        parts = tf.split(v, sizes, axis=-1)
-        return [tf.reshape(p, tf.concat([tf.shape(p)[:-1], s], 0)) for p, s in zip(parts, shapes)]
-
-    def log_prior(v):  # (chains, dim) -> (chains,): prior of theta(v) and its Jacobian
-        return tf.add_n(
-            [
-                parameter.log_prior(part, distribution) + parameter.log_jacobian(part)
-                for (_, parameter), distribution, part in zip(parameters, distributions, split(v))
-            ]
-        )
-
-    @tf.custom_gradient
-    def log_likelihood(v):  # (chains, dim) -> (chains,), one chain after another
-        values, grads = [], []
-        for c in range(num_chains):
-            for variable, part in zip(variables, split(v[c])):
-                variable.assign(part)
-            loss, g = objective.tf_loss_and_gradient(Xs, y)
-            values.append(-loss)
-            grads.append(-tf.concat([tf.reshape(x, [-1]) for x in g], 0))
-        value, gradient = tf.stack(values), tf.stack(grads)
-        # A point where K is not positive definite has no density there.
-        ok = tf.math.is_finite(value) & tf.reduce_all(tf.math.is_finite(gradient), axis=1)
-        value = tf.where(ok, value, tf.constant(-np.inf, tf.float64))
-        gradient = tf.where(ok[:, None], gradient, tf.zeros_like(gradient))
-
-        def backward(upstream, variables=None):
-            # The variables are assigned here, not inputs: no gradient flows to them.
-            return upstream[:, None] * gradient, [tf.zeros_like(x) for x in variables or ()]
-
-        return value, backward
-
-    def target(z):  # whitened coordinates
-        v = v0 + tf.linalg.matvec(L_t, z)
-        return log_likelihood(v) + log_prior(v)
-
-    kernel = tfp.mcmc.DualAveragingStepSizeAdaptation(
-        tfp.mcmc.NoUTurnSampler(
-            target, step_size=tf.constant(0.5, tf.float64), max_tree_depth=max_tree_depth
-        ),
-        num_adaptation_steps=int(0.8 * num_burnin),
-        target_accept_prob=tf.constant(target_accept, tf.float64),
-    )
-
-    def trace(_, results):
-        inner = results.inner_results
-        return (inner.log_accept_ratio, inner.has_divergence, results.new_step_size)
-
-    @tf.function(autograph=False)
-    def run(initial, seed):
-        return tfp.mcmc.sample_chain(
-            num_results,
-            initial,
-            kernel=kernel,
-            num_burnin_steps=num_burnin,
-            trace_fn=trace,
-            seed=seed,
-        )
-
+    workers = [_Worker(o, p, Xs, y, priors, max_tree_depth, target_accept) for o, p in likelihoods]
+    lead = workers[0]
+    dim = lead.dim
+    w0 = lead.w0
+    # Whitening: the Laplace covariance in w, from the Hessian in v and dv/dw (the
+    # maps are elementwise, so the Jacobian is diagonal).
+    if hessian is not None:
+        slopes = lead.slopes(w0)
+        L = _whitening(slopes[:, None] * hessian * slopes[None, :])
+    else:
+        L = np.eye(dim)
+    # Warm-up in two phases when it is long enough: the first (20% of it, trees of
+    # at most 31 steps) moves with the Laplace metric and adapts the step size; the
+    # covariance of the second half of its draws, pooled over all chains (shrunk
+    # towards a small multiple of the identity, as Stan does), becomes the metric
+    # of the second phase, which adapts the step size again (80% of it) and then
+    # draws. Where the posterior is wider or more skewed than the Laplace
+    # approximation (a noise level bounded only by its prior), this keeps the step
+    # size and the trees at the scale of the posterior instead of the mode's.
+    first = int(0.2 * num_burnin) if num_burnin >= 50 else 0
+    second = num_burnin - first
+    groups = [
+        list(range(c, min(c + CHAINS_PER_GROUP, num_chains)))
+        for c in range(0, num_chains, CHAINS_PER_GROUP)
+    ]
     rng = np.random.default_rng(seed)
-    initial = tf.constant(0.1 * rng.standard_normal((num_chains, dim)), tf.float64)
+    state = 0.1 * rng.standard_normal((num_chains, dim))  # whitened
+
+    def in_parallel(task):  # task(worker, g, chains) for every group, threads over workers
+        results = [None] * len(groups)
+
+        def serve(k):
+            for g in range(k, len(groups), len(workers)):
+                results[g] = task(workers[k], g, groups[g])
+
+        if len(workers) == 1 or len(groups) == 1:
+            serve(0)
+        else:
+            with concurrent.futures.ThreadPoolExecutor(len(workers)) as pool:
+                for future in [
+                    pool.submit(serve, k) for k in range(min(len(workers), len(groups)))
+                ]:
+                    future.result()
+        return results
+
     clock = time.perf_counter()
     try:
-        z, (log_accept, divergent, step_size) = run(initial, tf.constant([seed, 0], tf.int32))
+        metric = (tf.constant(L, tf.float64), w0)
+        if first:
+            explored = in_parallel(
+                lambda worker, g, chains: worker.explore(
+                    state[chains], [seed, 2 * g + 1], first, metric
+                )
+            )
+            z = np.concatenate(explored, axis=1)  # (first, chains, dim)
+            w = (metric[1] + tf.linalg.matvec(metric[0], z)).numpy()
+            pooled = w[first // 2 :].reshape(-1, dim)
+            n = len(pooled)
+            covariance = np.atleast_2d(np.cov(pooled, rowvar=False))
+            covariance = n / (n + 5.0) * covariance + 5.0 / (n + 5.0) * 1e-3 * np.eye(dim)
+            new_L = np.linalg.cholesky(covariance)
+            centre = pooled.mean(axis=0)
+            state = scipy.linalg.solve_triangular(new_L, (w[-1] - centre).T, lower=True).T
+            metric = (tf.constant(new_L, tf.float64), tf.constant(centre, tf.float64))
+        runs = in_parallel(
+            lambda worker, g, chains: worker.run(
+                state[chains], [seed, 2 * g], num_results, second, metric
+            )
+        )
     finally:
-        for variable, part in zip(variables, np.split(start, np.cumsum(sizes)[:-1])):
-            variable.assign(part.reshape(variable.shape))
+        for worker in workers:
+            worker.restore()
     seconds = time.perf_counter() - clock
-    v = (v0 + tf.linalg.matvec(L_t, z)).numpy()  # (results, chains, dim)
-    values = {}
-    for (name, parameter), part in zip(parameters, split(tf.constant(v))):
-        constrained = parameter.bijector.forward(part).numpy()
-        values[name] = np.moveaxis(constrained, 0, 1)  # (chains, results, ...)
-    acceptance = float(np.mean(np.minimum(1.0, np.exp(log_accept.numpy()))))
+    z = np.concatenate([r[0] for r in runs], axis=1)  # (results, chains, dim)
+    log_accept, divergent, leapfrogs = (
+        np.concatenate([r[i] for r in runs], axis=1) for i in (1, 2, 3)
+    )
+    step_size = float(np.mean([r[4] for r in runs]))
+    thetas = lead.to_values(metric[1] + tf.linalg.matvec(metric[0], tf.constant(z)))
+    values = {
+        name: np.moveaxis(theta.numpy(), 0, 1)  # (chains, results, ...)
+        for (name, _), theta in zip(lead.parameters, thetas)
+    }
     samples = Samples(
         values,
         seconds,
-        float(step_size.numpy()[-1]),
-        acceptance,
-        int(np.sum(divergent.numpy())),
-        dict(zip((n for n, _ in parameters), distributions)),
+        step_size,
+        float(np.mean(np.minimum(1.0, np.exp(log_accept)))),
+        int(np.sum(divergent)),
+        dict(zip(lead.names, lead.distributions)),
+        diverging=divergent.T,
+        leapfrogs=leapfrogs.T,
     )
     worst = max(float(np.max(r)) for r in samples.rhat.values()) if num_chains > 1 else 1.0
     if worst > 1.01:
@@ -314,3 +339,191 @@ def nuts(
             stacklevel=3,
         )
     return samples
+
+
+class _Worker:
+    """One copy of the likelihood and the compiled NUTS programs over it.
+
+    The sampler moves w (log space for positive parameters): theta = map(w); the
+    objective's variables are v = bijector^-1(theta). The metric (w = centre + L z)
+    enters the programs as constants, fixed when a program is traced: each phase
+    has its own program.
+    """
+
+    def __init__(self, objective, parameters, Xs, y, priors, max_tree_depth, target_accept):
+        self.objective, self.parameters = objective, list(parameters)
+        self.names = [name for name, _ in self.parameters]
+        self.distributions = [priors[name] for name in self.names]
+        self.Xs, self.y = Xs, y
+        self.max_tree_depth, self.target_accept = max_tree_depth, target_accept
+        self.shapes = [tuple(v.shape) for v in objective.variables]
+        self.sizes = [int(np.prod(s)) for s in self.shapes]
+        self.start = [v.numpy() for v in objective.variables]
+        self.dim = sum(self.sizes)
+        self.maps = [parameter.sampling_bijector for _, parameter in self.parameters]
+        self.w0 = self.join(
+            [m.inverse(parameter.value()) for m, (_, parameter) in zip(self.maps, self.parameters)]
+        )
+        self._programs = {}
+
+    # ----- coordinates ---------------------------------------------------------------------
+    def split(self, v):  # (..., dim) -> one (..., *shape) part per variable
+        parts = tf.split(v, self.sizes, axis=-1)
+        return [
+            tf.reshape(p, tf.concat([tf.shape(p)[:-1], s], 0)) for p, s in zip(parts, self.shapes)
+        ]
+
+    def join(self, parts):  # the inverse of split
+        return tf.concat(
+            [
+                tf.reshape(p, tf.concat([tf.shape(p)[: p.shape.rank - len(s)], [-1]], 0))
+                for p, s in zip(parts, self.shapes)
+            ],
+            -1,
+        )
+
+    def to_values(self, w):  # (..., dim) -> the constrained values, one part per parameter
+        return [m.forward(part) for m, part in zip(self.maps, self.split(w))]
+
+    def to_variables(self, w):
+        return self.join(
+            [
+                parameter.bijector.inverse(theta)
+                for (_, parameter), theta in zip(self.parameters, self.to_values(w))
+            ]
+        )
+
+    def slopes(self, w) -> np.ndarray:
+        """``dv/dw`` (elementwise maps: the Jacobian's diagonal)."""
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            v = self.to_variables(w)
+        return tape.gradient(v, w).numpy()
+
+    def log_prior(self, w):  # (chains, dim) -> (chains,): prior of theta(w), Jacobian
+        return tf.add_n(
+            [
+                parameter.log_prior(distribution=distribution, value=m.forward(part))
+                + m.forward_log_det_jacobian(part, event_ndims=len(parameter.shape))
+                for (_, parameter), distribution, m, part in zip(
+                    self.parameters, self.distributions, self.maps, self.split(w)
+                )
+            ]
+        )
+
+    # ----- the target and the programs -----------------------------------------------------
+    def _target(self, L, centre):
+        variables = self.objective.variables
+
+        @tf.function(jit_compile=True, autograph=False)
+        def prepare(z):
+            """Whitened ``z`` (chains, dim) -> each variable's values (chains, *shape),
+            the log prior with its Jacobian (chains,), its gradient in z and dv/dw."""
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(z)
+                w = centre + tf.linalg.matvec(L, z)
+                v = self.to_variables(w)
+                prior = self.log_prior(w)
+            return self.split(v), prior, tape.gradient(prior, z), tape.gradient(v, w)
+
+        @tf.function(jit_compile=True, autograph=False)
+        def combine(losses, gradients, prior, prior_gradient, slopes):
+            value = prior - losses
+            gradient = prior_gradient - tf.linalg.matvec(L, slopes * gradients, transpose_a=True)
+            # A point where K is not positive definite has no density there.
+            ok = tf.math.is_finite(value) & tf.reduce_all(tf.math.is_finite(gradient), axis=1)
+            value = tf.where(ok, value, tf.constant(-np.inf, tf.float64))
+            return value, tf.where(ok[:, None], gradient, tf.zeros_like(gradient))
+
+        @tf.custom_gradient
+        def target(z):  # (chains, dim) whitened -> (chains,), one chain after another
+            parts, prior, prior_gradient, slopes = prepare(z)
+            losses, gradients = [], []
+            for c in range(z.shape[0]):
+                for variable, part in zip(variables, parts):
+                    variable.assign(part[c])
+                loss, g = self.objective.tf_loss_and_gradient(self.Xs, self.y)
+                losses.append(loss)
+                gradients.append(tf.concat([tf.reshape(x, [-1]) for x in g], 0))
+            value, gradient = combine(
+                tf.stack(losses), tf.stack(gradients), prior, prior_gradient, slopes
+            )
+
+            def backward(upstream, variables=None):
+                # The variables are assigned here, not inputs: no gradient flows to them.
+                return upstream[:, None] * gradient, [tf.zeros_like(x) for x in variables or ()]
+
+            return value, backward
+
+        return target
+
+    def _sampler(self, target, adaptation_steps, depth):
+        return tfp.mcmc.DualAveragingStepSizeAdaptation(
+            tfp.mcmc.NoUTurnSampler(
+                target, step_size=tf.constant(0.5, tf.float64), max_tree_depth=depth
+            ),
+            num_adaptation_steps=adaptation_steps,
+            target_accept_prob=tf.constant(self.target_accept, tf.float64),
+        )
+
+    def explore(self, initial, seed, steps: int, metric) -> np.ndarray:
+        """``steps`` draws (steps, chains, dim) with the step size adapting all along."""
+        key = ("explore", steps, id(metric[0]), len(initial))
+        if key not in self._programs:
+            target = self._target(*metric)
+            kernel = self._sampler(target, steps, min(self.max_tree_depth, 5))
+
+            @tf.function(autograph=False)
+            def program(initial, seed):
+                return tfp.mcmc.sample_chain(
+                    steps, initial, kernel=kernel, trace_fn=None, seed=seed
+                )
+
+            self._programs[key] = program
+        z = self._programs[key](tf.constant(initial, tf.float64), tf.constant(seed, tf.int32))
+        return z.numpy()
+
+    def run(self, initial, seed, num_results: int, num_burnin: int, metric) -> tuple:
+        """Burn-in (step size adapting during 80% of it), then the draws; returns z,
+        the log acceptance ratios, divergences, leapfrog steps (each (results,
+        chains, ...)) and the final step size."""
+        key = ("run", num_results, num_burnin, id(metric[0]), len(initial))
+        if key not in self._programs:
+            target = self._target(*metric)
+            kernel = self._sampler(target, int(0.8 * num_burnin), self.max_tree_depth)
+
+            def trace(_, results):
+                inner = results.inner_results
+                return (
+                    inner.log_accept_ratio,
+                    inner.has_divergence,
+                    inner.leapfrogs_taken,
+                    results.new_step_size,
+                )
+
+            @tf.function(autograph=False)
+            def program(initial, seed):
+                return tfp.mcmc.sample_chain(
+                    num_results,
+                    initial,
+                    kernel=kernel,
+                    num_burnin_steps=num_burnin,
+                    trace_fn=trace,
+                    seed=seed,
+                )
+
+            self._programs[key] = program
+        z, (log_accept, divergent, leapfrogs, step_size) = self._programs[key](
+            tf.constant(initial, tf.float64), tf.constant(seed, tf.int32)
+        )
+        return (
+            z.numpy(),
+            log_accept.numpy(),
+            divergent.numpy(),
+            leapfrogs.numpy(),
+            float(step_size.numpy()[-1]),
+        )
+
+    def restore(self):
+        for variable, value in zip(self.objective.variables, self.start):
+            variable.assign(value)

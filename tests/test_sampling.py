@@ -13,13 +13,13 @@ from pigp.operators import D
 tfd = tfp.distributions
 
 
-def one_parameter_model(prior=None):
-    """1-D, u data only, only the kernel variance trainable."""
+def one_parameter_model(prior=None, lower=0.0):
+    """1-D, u data only, only the kernel variance (> lower) trainable."""
     rng = np.random.default_rng(0)
     X = np.linspace(0, 1, 8)[:, None]
     y = np.sin(3 * X[:, 0]) + 0.05 * rng.standard_normal(8)
     kernel = pigp.kernels.SquaredExponential(
-        variance=pigp.Parameter(1.0, name="variance", prior=prior),
+        variance=pigp.Parameter(1.0, name="variance", prior=prior, lower=lower),
         lengthscales=pigp.Parameter([0.3], trainable=False, name="lengthscales"),
     )
     model = pigp.PIGP(kernel, D("x", 2), noise_u=pigp.Parameter(0.01, trainable=False), dims=("x",))
@@ -29,7 +29,7 @@ def one_parameter_model(prior=None):
 def grid_posterior(model, loc: float, scale: float, jacobian: bool):
     """The unnormalised log posterior of the variance on a grid of its unconstrained
     value v, with a LogNormal(loc, scale) prior evaluated by SciPy: log p(y | theta)
-    + log p(theta) (+ log |d theta / d v| = log sigmoid(v), theta = softplus(v))."""
+    + log p(theta) (+ log |d theta / d v| = log sigmoid(v), theta = lower + softplus(v))."""
     ((_, p),) = model.trainable_parameters()
     v0 = p.unconstrained.numpy()
     grid = np.linspace(v0 - 6, v0 + 6, 3001)
@@ -38,7 +38,7 @@ def grid_posterior(model, loc: float, scale: float, jacobian: bool):
         p.unconstrained.assign(v)
         likelihood.append(model.log_marginal_likelihood())
     p.unconstrained.assign(v0)
-    theta = np.logaddexp(0.0, grid)
+    theta = p.lower + np.logaddexp(0.0, grid)
     values = np.array(likelihood) + scipy.stats.lognorm(s=scale, scale=np.exp(loc)).logpdf(theta)
     if jacobian:
         values -= np.logaddexp(0.0, -grid)
@@ -65,11 +65,22 @@ def test_log_prior_and_jacobian_are_scipys_densities():
         rtol=1e-12,
     )
     assert float(pigp.Parameter(1.0).log_prior()) == 0.0
+    # At a given value; and the sampler's coordinates: value = lower + exp(w).
+    assert float(scalar.log_prior(value=np.float64(1.5))) == pytest.approx(expected, rel=1e-6)
+    w = np.array([-2.0, 0.0, 3.0])
+    to_value = scalar.sampling_bijector
+    np.testing.assert_allclose(to_value.forward(w).numpy(), 0.5 + np.exp(w), rtol=1e-15)
+    np.testing.assert_allclose(to_value.inverse(0.5 + np.exp(w)).numpy(), w, atol=1e-14)
+    np.testing.assert_allclose(to_value.forward_log_det_jacobian(w, 0).numpy(), w, atol=1e-15)
+    unbounded = pigp.Parameter(-1.0, positive=False).sampling_bijector
+    assert float(unbounded.forward(np.float64(-3.0))) == -3.0
 
 
 @pytest.mark.slow
-def test_nuts_matches_the_posterior_computed_on_a_grid():
-    model, X, y = one_parameter_model(prior=tfd.LogNormal(0.0, 1.0))
+@pytest.mark.parametrize("lower", [0.0, 0.2])
+def test_nuts_matches_the_posterior_computed_on_a_grid(lower):
+    # The sampler moves log(theta - lower); the grid is in softplus coordinates.
+    model, X, y = one_parameter_model(prior=tfd.LogNormal(0.0, 1.0), lower=lower)
     model.fit(X, y, steps=200)
     theta, log_post = grid_posterior(model, 0.0, 1.0, jacobian=True)
     weights = np.exp(log_post - log_post.max())
