@@ -479,7 +479,10 @@ class PIGP(tf.Module):
         chains in one compiled program.
 
         Fit first: the chains start near the fitted values, and the sampler is
-        whitened with the Laplace covariance there. A parameter without a prior
+        whitened with the Laplace covariance there, then with the covariance of
+        the first fifth of the burn-in. The chains run in pairs, the pairs at
+        the same time in threads (one per CPU core, each on a copy of the
+        model); the draws depend on ``seed`` only. A parameter without a prior
         gets ``pigp.sampling.default_prior`` (a weak log-normal centred on its
         fitted value; a warning names them): give priors to the parameters the
         data say little about. The parameters are left at their fitted values.

@@ -46,7 +46,8 @@ class Samples:
         ess: ``{name: array}``, the effective sample size of each element
             (``tfp.mcmc.effective_sample_size``), summed over chains.
         seconds: the wall time of the sampler (compilation included).
-        step_size: the step size dual averaging settled on (in whitened units).
+        step_size: the step size dual averaging settled on (in whitened units; the
+            mean over the groups of chains, each adapts its own).
         acceptance: the mean acceptance probability after burn-in.
         divergences: the number of divergent transitions after burn-in.
         priors: ``{name: distribution}`` the sampler used (defaults included).

@@ -1,6 +1,8 @@
 """Priors, MAP fits and NUTS: the sampler against a posterior computed on a grid, the
 mixture predictive against direct averaging, priors through save and load."""
 
+import os
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -246,3 +248,26 @@ def test_trace_and_posterior_plots_draw_the_draws():
     assert np.trapezoid(density, x) == pytest.approx(1.0, abs=1e-3)
     assert b.lines[1].get_xdata()[0] == 1.0
     plt.close(fig)
+
+
+@pytest.mark.slow
+def test_the_draws_depend_on_the_seed_not_on_the_threads(monkeypatch):
+    # Four chains are two groups; with copies of the model the groups run in two
+    # threads, without them one after another: the same draws either way.
+    model, X, y = one_parameter_model(prior=tfd.LogNormal(0.0, 1.0))
+    model.fit(X, y, steps=100)
+    settings = dict(num_results=60, num_burnin=60, num_chains=4, seed=5)
+    copies = []
+    original = pigp.PIGP._copies
+    monkeypatch.setattr(
+        pigp.PIGP, "_copies", lambda self, n: copies.extend(original(self, n)) or copies
+    )
+    threaded = model.sample(**settings)
+    assert len(copies) == min(1, (os.cpu_count() or 1) - 1)
+    monkeypatch.setattr(pigp.PIGP, "_copies", lambda self, n: [])
+    alone = model.sample(**settings)
+    np.testing.assert_array_equal(threaded["kernel.variance"], alone["kernel.variance"])
+    # Per draw: divergences and leapfrog steps, (chains, results).
+    assert threaded.diverging.shape == threaded.leapfrogs.shape == (4, 60)
+    assert int(threaded.diverging.sum()) == threaded.divergences
+    assert np.all(threaded.leapfrogs >= 1) and np.all(threaded.leapfrogs <= 255)
