@@ -318,8 +318,8 @@ def nuts(
     step_size = float(np.mean([r[4] for r in runs]))
     thetas = lead.to_values(metric[1] + tf.linalg.matvec(metric[0], tf.constant(z)))
     values = {
-        name: np.moveaxis(theta.numpy(), 0, 1)  # (chains, results, ...)
-        for (name, _), theta in zip(lead.parameters, thetas)
+        name: np.moveaxis(_representable(theta.numpy(), parameter), 0, 1)  # (chains, results)
+        for (name, parameter), theta in zip(lead.parameters, thetas)
     }
     samples = Samples(
         values,
@@ -340,6 +340,19 @@ def nuts(
             stacklevel=3,
         )
     return samples
+
+
+def _representable(values: np.ndarray, parameter) -> np.ndarray:
+    """Draws of a positive parameter strictly above its lower bound: ``lower +
+    exp(w)`` rounds to ``lower`` where ``exp(w)`` is below float64's resolution
+    there (a noise variance of noise-free data drifting towards 0); such draws
+    become the next normal float above ``lower`` (a denormal's softplus inverse is
+    -inf in TensorFlow), a value the parameter accepts."""
+    if not parameter.positive:
+        return values
+    lower = parameter.lower
+    step = max(float(np.spacing(lower)), float(np.finfo(np.float64).tiny))
+    return np.maximum(values, lower + step)
 
 
 class _Worker:

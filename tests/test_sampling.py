@@ -271,3 +271,20 @@ def test_the_draws_depend_on_the_seed_not_on_the_threads(monkeypatch):
     assert threaded.diverging.shape == threaded.leapfrogs.shape == (4, 60)
     assert int(threaded.diverging.sum()) == threaded.divergences
     assert np.all(threaded.leapfrogs >= 1) and np.all(threaded.leapfrogs <= 255)
+
+
+def test_draws_that_round_to_the_lower_bound_are_kept_above_it():
+    # lower + exp(w) rounds to lower for w below about -745 (lower = 0) or for a
+    # small exp(w) next to lower; the draw must still be a value the parameter takes.
+    from pigp.sampling import _representable
+
+    bounded, positive = pigp.Parameter(1.0, lower=0.5), pigp.Parameter(1.0)
+    draws = _representable(np.array([0.5, 0.7]), bounded)
+    assert draws[0] == np.nextafter(0.5, 1.0) and draws[1] == 0.7
+    bounded.assign(draws[0])
+    tiny = _representable(np.array([0.0, 1e-300]), positive)
+    assert tiny[0] == np.finfo(np.float64).tiny and tiny[1] == 1e-300
+    positive.assign(tiny[0])
+    assert np.isfinite(positive.unconstrained.numpy())
+    free = pigp.Parameter(-2.0, positive=False)
+    assert _representable(np.array([-3.0]), free)[0] == -3.0
