@@ -321,6 +321,7 @@ def nuts(
         name: np.moveaxis(_representable(theta.numpy(), parameter), 0, 1)  # (chains, results)
         for (name, parameter), theta in zip(lead.parameters, thetas)
     }
+    _check_draws(values, int(np.sum(divergent)), divergent.size)
     samples = Samples(
         values,
         seconds,
@@ -340,6 +341,26 @@ def nuts(
             stacklevel=3,
         )
     return samples
+
+
+def _check_draws(values: dict, divergences: int, transitions: int) -> None:
+    """Refuse draws that are not finite; warn where most transitions diverged."""
+    bad = [name for name, v in values.items() if not np.all(np.isfinite(v))]
+    if bad:
+        raise RuntimeError(
+            f"sample: draws of {bad} are not finite ({divergences} of {transitions} "
+            "transitions diverged): the posterior is degenerate there, e.g. a noise variance "
+            "fitted to ~0 on noise-free data; give such parameters a prior or a lower bound "
+            "(Parameter(..., lower=...)) or fix them (trainable=False)"
+        )
+    if divergences > 0.1 * transitions:
+        warnings.warn(
+            f"sample: {divergences} of {transitions} transitions diverged: the draws do not "
+            "represent the posterior; look for a parameter the data do not determine "
+            "(e.g. a noise variance near 0) and give it a prior or a lower bound",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
 def _representable(values: np.ndarray, parameter) -> np.ndarray:

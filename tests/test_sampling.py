@@ -288,3 +288,14 @@ def test_draws_that_round_to_the_lower_bound_are_kept_above_it():
     assert np.isfinite(positive.unconstrained.numpy())
     free = pigp.Parameter(-2.0, positive=False)
     assert _representable(np.array([-3.0]), free)[0] == -3.0
+
+
+def test_draws_that_are_not_finite_or_mostly_divergent_do_not_pass_silently():
+    from pigp.sampling import _check_draws
+
+    good = {"a": np.ones((2, 5))}
+    _check_draws(good, 0, 10)
+    with pytest.raises(RuntimeError, match=r"draws of \['b'\] are not finite"):
+        _check_draws({**good, "b": np.array([[1.0, np.inf]])}, 10, 10)
+    with pytest.warns(RuntimeWarning, match="3 of 10 transitions diverged"):
+        _check_draws(good, 3, 10)
