@@ -62,11 +62,7 @@ class Parameter(tf.Module):
         self.lower = float(lower)
         if self.positive:
             _check_above(value, self.lower, self.name)
-            bijector = tfp.bijectors.Softplus()
-            if self.lower != 0.0:
-                bijector = tfp.bijectors.Chain(
-                    [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector]
-                )
+            bijector = self._above_lower(tfp.bijectors.Softplus())
         else:
             bijector = tfp.bijectors.Identity()
         self.variable = tfp.util.TransformedVariable(
@@ -129,12 +125,15 @@ class Parameter(tf.Module):
         the identity otherwise."""
         if not self.positive:
             return tfp.bijectors.Identity()
-        bijector = tfp.bijectors.Exp()
-        if self.lower != 0.0:
-            bijector = tfp.bijectors.Chain(
-                [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector]
-            )
-        return bijector
+        return self._above_lower(tfp.bijectors.Exp())
+
+    def _above_lower(self, bijector):
+        """``lower + bijector(x)``: a map onto the positive reals shifted to ``lower``."""
+        if self.lower == 0.0:
+            return bijector
+        return tfp.bijectors.Chain(
+            [tfp.bijectors.Shift(tf.constant(self.lower, tf.float64)), bijector]
+        )
 
     def log_jacobian(self, unconstrained) -> tf.Tensor:
         """``log |d value / d unconstrained|`` summed over the elements (leading batch
