@@ -538,10 +538,9 @@ class PIGP(tf.Module):
                 RuntimeWarning,
                 stacklevel=2,
             )
-        posterior_objective = self.objective()
         Xs, y = self.data.tensors(self.dtype)
         try:
-            H = hessian(posterior_objective, Xs, y)
+            H = hessian(self._likelihood(), Xs, y)
             H = H if np.all(np.isfinite(H)) else None
         except tf.errors.InvalidArgumentError:
             H = None

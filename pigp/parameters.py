@@ -127,6 +127,28 @@ class Parameter(tf.Module):
             return tfp.bijectors.Identity()
         return self._above_lower(tfp.bijectors.Exp())
 
+    def sampling_start(self) -> np.ndarray:
+        """The sampler's variable at the current value: ``log(value - lower)`` of a
+        positive parameter, computed from the unconstrained variable ``x`` as
+        ``log(softplus(x))`` (``~x`` far below 0), so that it stays finite where the
+        value has rounded to ``lower``; the value itself otherwise."""
+        x = self.unconstrained.numpy()
+        if not self.positive:
+            return x
+        with np.errstate(divide="ignore"):
+            return np.where(x < -30.0, x, np.log(np.logaddexp(0.0, x)))
+
+    def unconstrained_from_sampling(self, w) -> tf.Tensor:
+        """The unconstrained variable at the sampler's variable ``w`` (a tensor):
+        ``softplus^-1(exp(w))`` of a positive parameter, without the detour through
+        ``lower + exp(w)`` (which rounds to ``lower`` far below 0) and with a finite
+        derivative everywhere (it tends to ``w`` as ``w -> -inf``); ``w`` otherwise."""
+        if not self.positive:
+            return w
+        small = w < -30.0
+        safe = tf.where(small, tf.zeros_like(w), w)  # keeps the unused branch's gradient finite
+        return tf.where(small, w, tfp.math.softplus_inverse(tf.exp(safe)))
+
     def _above_lower(self, bijector):
         """``lower + bijector(x)``: a map onto the positive reals shifted to ``lower``."""
         if self.lower == 0.0:

@@ -170,18 +170,28 @@ class Samples:
 
 def default_prior(parameter):
     """The prior ``sample`` uses for a parameter without one: for a positive parameter
-    a log-normal centred on its current (fitted) value with scale 2 in log space
-    (a factor of e^2 ~ 7 per standard deviation), else a normal centred on it with
-    standard deviation ``max(|value|, 1)``."""
-    value = parameter.numpy()
+    ``lower + exp(w)`` with ``w`` normal, centred on the fitted ``log(value - lower)``
+    with scale 2 (a factor of e^2 ~ 7 per standard deviation; a log-normal where
+    ``lower`` is 0), else a normal centred on the value with standard deviation
+    ``max(|value|, 1)``. Named ``"default_prior"``: the sampler evaluates it in its
+    own variable ``w``, where it stays exact when the value rounds to ``lower``."""
     if parameter.positive:
-        loc = np.log(np.maximum(value - parameter.lower, 1e-300))
-        return tfp.distributions.LogNormal(
-            tf.constant(loc, tf.float64), tf.constant(np.full_like(loc, 2.0), tf.float64)
+        loc = tf.constant(parameter.sampling_start(), tf.float64)
+        scale = tf.constant(np.full(parameter.shape, 2.0), tf.float64)
+        if parameter.lower == 0.0:
+            return tfp.distributions.LogNormal(loc, scale, name=DEFAULT_PRIOR)
+        return tfp.distributions.TransformedDistribution(
+            tfp.distributions.Normal(loc, scale), parameter.sampling_bijector, name=DEFAULT_PRIOR
         )
+    value = parameter.numpy()
     return tfp.distributions.Normal(
-        tf.constant(value, tf.float64), tf.constant(np.maximum(np.abs(value), 1.0), tf.float64)
+        tf.constant(value, tf.float64),
+        tf.constant(np.maximum(np.abs(value), 1.0), tf.float64),
+        name=DEFAULT_PRIOR,
     )
+
+
+DEFAULT_PRIOR = "default_prior"
 
 
 def _whitening(hessian: np.ndarray) -> np.ndarray:
@@ -230,8 +240,9 @@ def nuts(
         num_burnin: steps per chain before them (see the warm-up below).
         num_chains: independent chains, started near the current values.
         seed: the seed of the starting points and the sampler.
-        hessian: the loss Hessian in the unconstrained variables at the current
-            values (for whitening), or None for a unit scale.
+        hessian: the likelihood's loss Hessian (no prior) in the unconstrained
+            variables at the current values, or None; with the priors' curvature
+            it whitens the first phase of the warm-up.
         max_tree_depth: NUTS's largest tree (at most 2^depth - 1 leapfrog steps).
         target_accept: dual averaging's target acceptance probability.
 
@@ -242,13 +253,17 @@ def nuts(
     lead = workers[0]
     dim = lead.dim
     w0 = lead.w0
-    # Whitening: the Laplace covariance in w, from the Hessian in v and dv/dw (the
-    # maps are elementwise, so the Jacobian is diagonal).
+    # Whitening: the Laplace covariance of the posterior in w: the likelihood's
+    # Hessian in v carried to w by dv/dw (the maps are elementwise, so the Jacobian
+    # is diagonal), plus the curvature of the log prior (with its Jacobian) in w.
+    # The prior's part keeps the scale finite in directions the data do not pin
+    # down (a noise variance of noise-free data, flat below the jitter).
+    prior_hessian = lead.prior_hessian(w0)
     if hessian is not None:
         slopes = lead.slopes(w0)
-        L = _whitening(slopes[:, None] * hessian * slopes[None, :])
+        L = _whitening(slopes[:, None] * hessian * slopes[None, :] + prior_hessian)
     else:
-        L = np.eye(dim)
+        L = _whitening(prior_hessian)
     # Warm-up in two phases when it is long enough: the first (20% of it, trees of
     # at most 31 steps) moves with the Laplace metric and adapts the step size; the
     # covariance of the second half of its draws, pooled over all chains (shrunk
@@ -397,7 +412,7 @@ class _Worker:
         self.dim = sum(self.sizes)
         self.maps = [parameter.sampling_bijector for _, parameter in self.parameters]
         self.w0 = self.join(
-            [m.inverse(parameter.value()) for m, (_, parameter) in zip(self.maps, self.parameters)]
+            [tf.constant(parameter.sampling_start(), tf.float64) for _, parameter in self.parameters]
         )
         self._programs = {}
 
@@ -423,8 +438,8 @@ class _Worker:
     def to_variables(self, w):
         return self.join(
             [
-                parameter.bijector.inverse(theta)
-                for (_, parameter), theta in zip(self.parameters, self.to_values(w))
+                parameter.unconstrained_from_sampling(part)
+                for (_, parameter), part in zip(self.parameters, self.split(w))
             ]
         )
 
@@ -435,16 +450,33 @@ class _Worker:
             v = self.to_variables(w)
         return tape.gradient(v, w).numpy()
 
+    def prior_hessian(self, w) -> np.ndarray:
+        """``-d^2 log prior / dw^2`` (with the Jacobian) at one point ``w`` (dim,)."""
+        w = tf.constant(w, tf.float64)
+        with tf.GradientTape() as outer:
+            outer.watch(w)
+            with tf.GradientTape() as inner:
+                inner.watch(w)
+                value = self.log_prior(w[None])[0]
+            gradient = inner.gradient(value, w)
+        H = -outer.jacobian(gradient, w).numpy()
+        return 0.5 * (H + H.T)
+
     def log_prior(self, w):  # (chains, dim) -> (chains,): prior of theta(w), Jacobian
-        return tf.add_n(
-            [
-                parameter.log_prior(distribution=distribution, value=m.forward(part))
-                + m.forward_log_det_jacobian(part, event_ndims=len(parameter.shape))
-                for (_, parameter), distribution, m, part in zip(
-                    self.parameters, self.distributions, self.maps, self.split(w)
+        terms = []
+        for (_, parameter), distribution, m, part in zip(
+            self.parameters, self.distributions, self.maps, self.split(w)
+        ):
+            axes = list(range(-len(parameter.shape), 0))
+            if distribution.name == DEFAULT_PRIOR:  # a normal in w (the Jacobian included)
+                base = getattr(distribution, "distribution", distribution)
+                terms.append(tf.reduce_sum(base.log_prob(part), axis=axes))
+            else:
+                terms.append(
+                    parameter.log_prior(distribution=distribution, value=m.forward(part))
+                    + m.forward_log_det_jacobian(part, event_ndims=len(parameter.shape))
                 )
-            ]
-        )
+        return tf.add_n(terms)
 
     # ----- the target and the programs -----------------------------------------------------
     def _target(self, L, centre):
