@@ -299,3 +299,30 @@ def test_draws_that_are_not_finite_or_mostly_divergent_do_not_pass_silently():
         _check_draws({**good, "b": np.array([[1.0, np.inf]])}, 10, 10)
     with pytest.warns(RuntimeWarning, match="3 of 10 transitions diverged"):
         _check_draws(good, 3, 10)
+
+
+@pytest.mark.parametrize("lower", [0.0, 1e-4])
+def test_the_samplers_map_to_the_variable_is_exact_and_smooth_far_below_zero(lower):
+    """``v(w) = softplus^-1(e^w)``: softplus(v) equals e^w, and dv/dw is the closed
+    form ``e^w / (1 - exp(-e^w))``, finite where ``lower + e^w`` rounds to ``lower``;
+    ``sampling_start`` inverts it."""
+    parameter = pigp.Parameter(1.0, lower=lower)
+    w = tf.constant([-700.0, -100.0, -30.5, -29.5, -1.0, 0.0, 3.0, 40.0], tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        v = parameter.unconstrained_from_sampling(w)
+    slope = tape.gradient(v, w).numpy()
+    e = np.exp(w.numpy())
+    np.testing.assert_allclose(tf.math.softplus(v).numpy(), e, rtol=1e-12)
+    np.testing.assert_allclose(slope, e / -np.expm1(-e), rtol=1e-9)
+    for start in w.numpy():
+        parameter.unconstrained.assign(parameter.unconstrained_from_sampling(start))
+        assert parameter.sampling_start() == pytest.approx(start, rel=1e-12)
+
+
+def test_the_default_prior_of_a_bounded_parameter_is_normal_in_log_value_above_the_bound():
+    parameter = pigp.Parameter(3.0, lower=1.0)
+    prior = pigp.sampling.default_prior(parameter)
+    values = np.array([1.5, 2.0, 7.0])
+    expected = scipy.stats.lognorm(s=2.0, scale=2.0).logpdf(values - 1.0)
+    np.testing.assert_allclose(prior.log_prob(values).numpy(), expected, rtol=1e-12)
