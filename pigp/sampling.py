@@ -412,7 +412,7 @@ class _Worker:
         self.dim = sum(self.sizes)
         self.maps = [parameter.sampling_bijector for _, parameter in self.parameters]
         self.w0 = self.join(
-            [tf.constant(parameter.sampling_start(), tf.float64) for _, parameter in self.parameters]
+            [tf.constant(p.sampling_start(), tf.float64) for _, p in self.parameters]
         )
         self._programs = {}
 

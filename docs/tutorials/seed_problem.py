@@ -152,7 +152,9 @@ def coverage(mean, var):
 
 
 mixture = model.predict(X, samples=samples, max_draws=200)
-print(f"ML-II (one set of hyper-parameters): {coverage(*model.predict(X)):.2f}")
+print(
+    f"ML-II (one set of hyper-parameters): {coverage(*model.predict(X)):.2f}"
+)
 print(f"samples (200 of the draws):          {coverage(*mixture):.2f}")
 
 # %% [markdown]
