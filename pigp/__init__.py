@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 # Public name -> the module that defines it; the modules themselves on request.
 _NAMES = {
     "PIGP": "models",
+    "SparsePIGP": "sparse",
     "load": "models",
     "Observations": "data",
     "Parameter": "parameters",
@@ -51,7 +52,10 @@ _SUBMODULES = (
     "linalg",
     "io",
     "memory",
+    "base",
     "models",
+    "variational",
+    "sparse",
     "plotting",
     "sampling",
     "experiments",
@@ -68,3 +72,4 @@ if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
     from .operators import D, Identity
     from .parameters import Coefficient, Parameter
     from .sampling import Samples
+    from .sparse import SparsePIGP

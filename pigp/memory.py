@@ -58,8 +58,9 @@ def check_fit(n: int) -> None:
         raise ValueError(
             f"fit: {n} data values need about {need / gb:.1f} GB for the exact GP (K is "
             f"{n} x {n}, and the fit holds ~25 arrays of its size), but {have / gb:.1f} GB are "
-            f"available: at most {largest_n(have)} values fit here. Use fewer points, or a "
-            "sparse approximation (inducing points) for data of this size"
+            f"available: at most {largest_n(have)} values fit here. Use pigp.SparsePIGP "
+            "(inducing points; memory independent of the number of values) for data of "
+            "this size, or fewer points"
         )
     if need > WARN_FRACTION * have:
         warnings.warn(

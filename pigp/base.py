@@ -1,0 +1,224 @@
+"""What every pigp model shares, whatever it approximates.
+
+``Model`` holds the prior (kernel, operator), the noise parameters of the u
+and f data, and the settings, and answers the questions that do not depend
+on how the posterior is computed: the parameters by name, the operator terms
+of an output, the prior covariance, data-unit conversions, the validation of
+``fit``'s arguments. ``pigp.PIGP`` (exact) and ``pigp.SparsePIGP`` (inducing
+points) build on it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import tensorflow as tf
+
+from . import _validation as check
+from .covariance import block, check_smoothness
+from .data import Data, prepare
+from .kernels import Kernel
+from .operators import Identity, Operator
+from .parameters import Parameter
+
+__all__ = ["Model", "representable", "progress_bar"]
+
+
+class Model(tf.Module):
+    """The parts of a physics-informed GP model that do not depend on the approximation.
+
+    Args: see ``pigp.PIGP``.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        operator: Operator,
+        noise_u=1e-3,
+        noise_f=1e-3,
+        dims=None,
+        dtype="float64",
+        jitter: float | None = None,
+        standardize: bool = True,
+        name: str | None = None,
+    ):
+        super().__init__(name=name)
+        if not isinstance(kernel, Kernel):
+            raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
+        if not isinstance(operator, Operator):
+            raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
+        self.dtype = check.as_dtype(dtype)
+        if jitter is None:
+            jitter = 1e-12 if self.dtype == tf.float64 else 1e-6
+        if not (isinstance(jitter, (int, float)) and math.isfinite(jitter) and jitter >= 0):
+            raise ValueError(f"jitter: expected a finite number >= 0, got {jitter!r}")
+        self.kernel = kernel
+        self.operator = operator
+        self.dims = None if dims is None else tuple(dims)
+        self.jitter = float(jitter)
+        self.standardize = bool(standardize)
+        self.noise_u = Parameter.of(noise_u, "noise_u")
+        self.noise_f = Parameter.of(noise_f, "noise_f")
+        self.data: Data | None = None
+        self.history: list = []
+
+    @property
+    def y_scale(self) -> float:
+        """``c``: the number all targets are divided by (1 before fit)."""
+        return 1.0 if self.data is None else self.data.y_scale
+
+    # ----- parameters ---------------------------------------------------------------
+    def parameters_by_name(self) -> dict:
+        """Every parameter of the model: ``{"kernel.variance": Parameter, ...}``."""
+        out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
+        for i, p in enumerate(self.operator.parameters):
+            out[f"operator.{p.label or f'coefficient{i}'}"] = p
+        names = [] if self.data is None else self.data.names
+        if not names or "u" in names:
+            out["noise_u"] = self.noise_u
+        if not names or "f" in names:
+            out["noise_f"] = self.noise_f
+        for s in () if self.data is None else self.data.sets:
+            if s.name not in ("u", "f"):
+                out[f"{s.name}.noise"] = s.noise
+                for coefficient, _ in s.terms:
+                    for p in coefficient.parameters:
+                        if not any(p is q for q in out.values()):
+                            out[f"{s.name}.{p.label or p.name}"] = p
+        return out
+
+    def parameter_values(self) -> dict:
+        """Current constrained values: floats for scalars, arrays for vectors."""
+        return {
+            k: (float(v) if np.ndim(v) == 0 else np.array(v))
+            for k, v in ((k, p.numpy()) for k, p in self.parameters_by_name().items())
+        }
+
+    def trainable_parameters(self) -> list:
+        """``[(name, Parameter)]`` of the trainable parameters, each once."""
+        unique = []
+        for name, p in self.parameters_by_name().items():
+            if p.trainable and not any(p is q for _, q in unique):
+                unique.append((name, p))
+        return unique
+
+    # ----- data ----------------------------------------------------------------------
+    def _prepare(self, X_u, y_u, X_f, y_f, observations) -> Data:
+        """Validate ``fit``'s data (``ValueError`` naming the argument) and build the
+        kernel's parameters for their inputs; nothing of the model changes."""
+        data = prepare(
+            self.kernel,
+            self.operator,
+            self.noise_u,
+            self.noise_f,
+            X_u,
+            y_u,
+            X_f,
+            y_f,
+            observations,
+            self.dims,
+            self.standardize,
+        )
+        return data
+
+    def _require_data(self):
+        if self.data is None:
+            raise ValueError(
+                "model: not fitted yet; call fit(...) with data before "
+                "predict, covariance of data or log_marginal_likelihood"
+            )
+
+    def _output_terms(self, output, input_dim: int) -> tuple:
+        if isinstance(output, Operator):
+            terms = output.resolve(input_dim, self.dims)
+        elif output == "u":
+            terms = Identity.resolve(input_dim)
+        elif output == "f":
+            terms = self.operator.resolve(input_dim, self.dims)
+        else:
+            found = None if self.data is None else self.data.get(output)
+            if found is None:
+                known = ["u", "f"] + [
+                    n for n in (self.data.names if self.data else ()) if n not in ("u", "f")
+                ]
+                raise ValueError(f"output: expected one of {known} or an Operator, got {output!r}")
+            terms = found.terms
+        check_smoothness(self.kernel, terms, "output")
+        return tuple(terms)
+
+    # ----- units and the prior ---------------------------------------------------------
+    def _squared_units(self, values: np.ndarray) -> np.ndarray:
+        """Variances from standardised to data units (inf where beyond float64)."""
+        with np.errstate(over="ignore"):
+            return values * np.square(np.float64(self.y_scale))
+
+    def covariance(self, X1, X2=None, left="u", right="u") -> np.ndarray:
+        """The prior covariance ``cov(L_left u(X1), L_right u(X2))`` in data units.
+
+        Data units, as ``predict`` returns: the kernel's block times ``y_scale**2``
+        (``y_scale`` is 1 before fit), without noise. Far from the data,
+        ``predict(X, output, full_cov=True)`` tends to ``covariance(X, X, output,
+        output)``.
+
+        Args:
+            X1: array of shape (n, d).
+            X2: array of shape (m, d) (default X1).
+            left: ``"u"``, ``"f"``, an observation set's name or an Operator.
+            right: the same, for the second argument.
+
+        Returns:
+            An array of shape (n, m).
+        """
+        input_dim = None if self.data is None else self.data.input_dim
+        X1 = check.as_inputs("X1", X1, input_dim)
+        X2 = X1 if X2 is None else check.as_inputs("X2", X2, X1.shape[1])
+        self.kernel.build(X1)
+        t_left = self._output_terms(left, X1.shape[1])
+        t_right = self._output_terms(right, X1.shape[1])
+        K = block(
+            self.kernel, tf.constant(X1, self.dtype), tf.constant(X2, self.dtype), t_left, t_right
+        )
+        return self._squared_units(K.numpy().astype(np.float64))
+
+    # ----- saving ------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """The constructor's arguments (kernel, operator, noise parameters, settings)."""
+        return {
+            "kernel": self.kernel,
+            "operator": self.operator,
+            "noise_u": self.noise_u,
+            "noise_f": self.noise_f,
+            "dims": None if self.dims is None else list(self.dims),
+            "dtype": self.dtype.name,
+            "jitter": self.jitter,
+            "standardize": self.standardize,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
+def representable(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` in data units; warn where they overflowed float64 (data near 1e154
+    and beyond have variances beyond 1e308)."""
+    if not np.all(np.isfinite(values)):
+        warnings.warn(
+            f"predict: the posterior {what} in data units is beyond float64's range "
+            "at some points (inf there): the targets' scale squared overflows; "
+            "divide the targets by a constant to see it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return values
+
+
+def progress_bar(total: int, verbose: bool, description: str = "fit"):
+    """A tqdm progress bar of ``total`` steps, or None when not ``verbose``."""
+    if not verbose:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="step")

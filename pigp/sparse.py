@@ -1,0 +1,632 @@
+"""The sparse variational physics-informed GP: inducing points, minibatches, tf.distribute.
+
+``SparsePIGP`` shares the prior, the data sets and the parameters with the
+exact ``PIGP`` (``pigp.base.Model``) and replaces the N x N covariance by M
+inducing values of u (``pigp.variational``): memory O(N M) for the collapsed
+bound, O(B M) per minibatch step for the stochastic one, whatever N is.
+
+Minibatches come from a ``tf.data`` pipeline that draws from every data set in
+proportion to its size (``b_i ~ B N_i / N``, each value weighted ``N_i / b_i``,
+so the ELBO estimate is unbiased), and are split across the replicas of the
+``tf.distribute`` strategy the model was created under: each replica computes
+its share of the global batch, the losses and gradients are summed across
+replicas, and every replica applies the same Adam update. The global batches
+do not depend on the number of replicas, so neither do the losses.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import tensorflow as tf
+
+from . import _validation as check
+from . import training
+from .base import Model, progress_bar, representable
+from .kernels import Kernel
+from .operators import Identity, Operator
+from .posterior import CHUNK
+from .variational import (
+    collapsed_bound,
+    expected_log_likelihood,
+    inducing_cholesky,
+    kl_divergence,
+    marginals,
+    optimal_posterior,
+    projection,
+)
+
+__all__ = ["SparsePIGP", "CollapsedObjective", "inducing_points", "COLLAPSED_UP_TO"]
+
+#: ``method="auto"`` uses the collapsed bound up to this many data values.
+COLLAPSED_UP_TO = 20_000
+STEPS_PER_CALL = 50  # stochastic steps per compiled call (callbacks every 250)
+
+
+def inducing_points(X: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
+    """``count`` points spread like ``X``: k-means centres (k-means++ start) of up to
+    20,000 of its rows, each column scaled by its range while clustering."""
+    import scipy.cluster.vq
+
+    rng = np.random.default_rng(seed)
+    if len(X) > 20_000:
+        X = X[rng.choice(len(X), 20_000, replace=False)]
+    unique = np.unique(X, axis=0)
+    if len(unique) <= count:
+        raise ValueError(
+            f"num_inducing: expected fewer inducing points than distinct training "
+            f"inputs ({len(unique)}), got {count}"
+        )
+    low, span = X.min(axis=0), np.ptp(X, axis=0)
+    span = np.where(span > 0, span, 1.0)
+    centres, _ = scipy.cluster.vq.kmeans2(
+        (X - low) / span, count, minit="++", seed=np.random.default_rng(seed)
+    )
+    return low + centres * span
+
+
+class CollapsedObjective:
+    """``-(Titsias's bound) - log prior``: the loss of ``method="collapsed"``, with the
+    interface ``pigp.training``'s minimisers use (``variables``, ``loss``,
+    ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``, ``program``)."""
+
+    def __init__(self, kernel, sets, inducing, variables, identity, jitter, dtype, priors=()):
+        self.kernel, self.sets, self.inducing = kernel, tuple(sets), inducing
+        self.variables = list(variables)
+        self.identity, self.jitter, self.dtype = identity, float(jitter), dtype
+        self.priors = tuple(p for p in priors if p.prior is not None)
+        self._step = tf.function(self.tf_loss_and_gradient_eager, jit_compile=True, autograph=False)
+        self._programs = {}
+
+    def negative_bound(self, Xs, y) -> tf.Tensor:
+        Z = tf.cast(self.inducing, self.dtype)
+        bound = collapsed_bound(
+            self.kernel,
+            Z,
+            Xs,
+            self.sets,
+            tf.cast(y, self.dtype),
+            self.identity,
+            self.jitter,
+            self.dtype,
+        )
+        loss = -tf.cast(bound, tf.float64)
+        if self.priors:
+            loss -= tf.add_n([p.log_prior() for p in self.priors])
+        return loss
+
+    def tf_loss_and_gradient_eager(self, Xs, y):
+        with tf.GradientTape() as tape:
+            loss = self.negative_bound(Xs, y)
+        grads = tape.gradient(loss, self.variables, unconnected_gradients="zero")
+        return loss, [tf.cast(g, tf.float64) for g in grads]
+
+    def tf_loss_and_gradient(self, Xs, y):
+        return self._step(Xs, y)
+
+    def loss_and_gradient(self, Xs, y, backend=None):
+        return self._step(Xs, y)
+
+    def loss(self, Xs, y) -> float:
+        return float(self._step(Xs, tf.constant(y, self.dtype))[0].numpy())
+
+    def backend(self, n: int) -> str:
+        return "tensorflow"
+
+    def program(self, key, build):
+        if key not in self._programs:
+            self._programs[key] = build()
+        return self._programs[key]
+
+
+class SparsePIGP(Model):
+    """A physics-informed GP with M inducing values of u, for data of any size.
+
+    The inducing variables are u at points ``Z``, whitened, with the variational
+    posterior ``q(v) = N(m, S)`` (``pigp.variational``). Every data set (u, f,
+    boundary, Neumann: any ``Observations``) enters the bound through its own
+    operator's cross block with ``u(Z)`` and its own noise. ``fit`` maximises
+    either Titsias's collapsed bound (all data at once, O(N M^2) per step, the
+    optimal ``q`` in closed form) or the stochastic ELBO on minibatches
+    (O(B M^2) per step, memory independent of N), data-parallel under the
+    ``tf.distribute`` strategy whose scope the model was created in.
+
+    Args:
+        kernel: the prior covariance of u, a ``pigp.kernels.Kernel``.
+        operator: the operator L of the f data.
+        num_inducing: M, the number of inducing points (ignored when
+            ``inducing_points`` is given).
+        inducing_points: array of shape (M, d), or None to place M points by
+            k-means on the training inputs at the first fit.
+        train_inducing: also learn the inducing points.
+        noise_u: initial noise variance of the u data (standardised units).
+        noise_f: the same for the f data.
+        dims: column names of X when the operator declares none.
+        dtype: ``"float64"`` (default) or ``"float32"``.
+        jitter: relative diagonal jitter of ``Kzz`` (default 1e-6 in float64,
+            1e-4 in float32).
+        standardize: divide the targets by the RMS of the u data, as ``PIGP``.
+
+    After ``fit``: ``history`` (the loss per step: the negative bound, for the
+    stochastic method its minibatch estimate), ``method`` (the one used) and
+    ``data``.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        operator: Operator,
+        num_inducing: int = 128,
+        inducing_points=None,
+        noise_u=1e-3,
+        noise_f=1e-3,
+        dims=None,
+        dtype="float64",
+        jitter: float | None = None,
+        standardize: bool = True,
+        train_inducing: bool = False,
+        name: str | None = None,
+    ):
+        dtype_ = check.as_dtype(dtype)
+        if jitter is None:
+            jitter = 1e-6 if dtype_ == tf.float64 else 1e-4
+        super().__init__(kernel, operator, noise_u, noise_f, dims, dtype, jitter, standardize, name)
+        if inducing_points is not None:
+            inducing_points = check.as_inputs("inducing_points", inducing_points)
+            num_inducing = len(inducing_points)
+        if not (isinstance(num_inducing, (int, np.integer)) and num_inducing >= 1):
+            raise ValueError(f"num_inducing: expected a positive integer, got {num_inducing!r}")
+        self.num_inducing = int(num_inducing)
+        self.train_inducing = bool(train_inducing)
+        self.strategy = tf.distribute.get_strategy()
+        self.method = None
+        self._initial_inducing = inducing_points
+        self.inducing = None  # tf.Variable (M, d), made at the first fit
+        self.q_mu = None  # tf.Variable (M,)
+        self.q_sqrt = None  # tf.Variable (M, M), its lower triangle used
+        self._programs = {}
+
+    # ----- the variational parameters ------------------------------------------------
+    @property
+    def inducing_points(self) -> np.ndarray | None:
+        """``Z``, array of shape (M, d), or None before fit."""
+        return None if self.inducing is None else self.inducing.numpy()
+
+    def _variational(self) -> tuple:
+        """``(Z, m, Ls)`` as tensors of the model's dtype."""
+        return (
+            tf.cast(self.inducing, self.dtype),
+            tf.cast(self.q_mu, self.dtype),
+            tf.cast(tf.linalg.band_part(self.q_sqrt, -1, 0), self.dtype),
+        )
+
+    def _create_variational(self, data, seed: int) -> None:
+        d = data.input_dim
+        if self._initial_inducing is not None:
+            if self._initial_inducing.shape[1] != d:
+                raise ValueError(
+                    f"inducing_points: expected {d} columns like the data, got "
+                    f"{self._initial_inducing.shape[1]}"
+                )
+            Z = self._initial_inducing
+        else:
+            Z = inducing_points(np.concatenate([s.X for s in data.sets]), self.num_inducing, seed)
+        M = len(Z)
+        with self.strategy.scope():
+            self.inducing = tf.Variable(
+                Z, dtype=tf.float64, trainable=self.train_inducing, name="inducing_points"
+            )
+            self.q_mu = tf.Variable(tf.zeros(M, tf.float64), name="q_mu")
+            self.q_sqrt = tf.Variable(tf.eye(M, dtype=tf.float64), name="q_sqrt")
+        self._programs = {}
+
+    def variables_to_train(self) -> list:
+        """The unconstrained parameters, ``m``, ``Ls`` and (if trained) ``Z``."""
+        out = [p.unconstrained for _, p in self.trainable_parameters()]
+        out += [self.q_mu, self.q_sqrt]
+        if self.train_inducing:
+            out.append(self.inducing)
+        return out
+
+    # ----- training -----------------------------------------------------------------------
+    def fit(
+        self,
+        X_u=None,
+        y_u=None,
+        X_f=None,
+        y_f=None,
+        *,
+        observations=(),
+        method: str = "auto",
+        steps: int = 2000,
+        batch_size: int = 1024,
+        learning_rate: float = 0.01,
+        seed: int = 0,
+        natural_step: float | None = 0.1,
+        verbose: bool = False,
+        callback=None,
+    ) -> SparsePIGP:
+        """Learn the parameters and ``q`` by maximising a lower bound on ``log p(y)``.
+
+        Args:
+            X_u, y_u, X_f, y_f, observations: the data, as for ``PIGP.fit``.
+            method: ``"collapsed"`` (Titsias's bound over all data each step, then
+                ``q`` in closed form; O(N M^2) time and O(N M) memory per step; the
+                more accurate per second up to ~10^5 values), ``"stochastic"`` (the
+                ELBO on minibatches, Adam on the parameters and ``q``; O(B M^2) per
+                step, any N, data-parallel under ``tf.distribute``), or ``"auto"``
+                (collapsed up to ``COLLAPSED_UP_TO`` = 20,000 values).
+            steps: Adam steps.
+            batch_size: B, the global minibatch size of the stochastic method,
+                shared among the data sets in proportion to their sizes (each set
+                at least 1).
+            learning_rate: Adam's step size.
+            seed: places the inducing points and orders the minibatches.
+            natural_step: the stochastic method's natural-gradient step size for
+                ``q`` (in (0, 1]; Adam trains the other parameters), or None to
+                train ``q`` with Adam too.
+            verbose: show a progress bar.
+            callback: ``callback(step, loss, model)`` after every 250 steps and
+                after the last; returning ``True`` stops early.
+
+        Returns:
+            self.
+        """
+        if method not in ("auto", "collapsed", "stochastic"):
+            raise ValueError(
+                f"method: expected 'auto', 'collapsed' or 'stochastic', got {method!r}"
+            )
+        if not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
+        if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 1):
+            raise ValueError(f"batch_size: expected a positive integer, got {batch_size!r}")
+        if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
+            raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
+        if natural_step is not None and not (
+            isinstance(natural_step, (int, float)) and 0 < natural_step <= 1
+        ):
+            raise ValueError(
+                f"natural_step: expected a number in (0, 1] or None, got {natural_step!r}"
+            )
+        if not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed: expected an integer, got {seed!r}")
+        data = self._prepare(X_u, y_u, X_f, y_f, observations)
+        with self.strategy.scope():
+            self.kernel.build(np.concatenate([s.X for s in data.sets]))
+        n = sum(data.sizes)
+        if method == "auto":
+            method = "collapsed" if n <= COLLAPSED_UP_TO else "stochastic"
+        if self.inducing is None or self.inducing.shape[1] != data.input_dim:
+            self._create_variational(data, int(seed))
+
+        # Validated: from here on, state changes.
+        self.data, self.method, self.history = data, method, []
+        optimizer = training.Adam(float(learning_rate))
+        progress = progress_bar(int(steps), verbose)
+        wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
+        try:
+            if method == "collapsed":
+                self._fit_collapsed(int(steps), optimizer, wrapped, progress)
+            else:
+                self._fit_stochastic(
+                    int(steps),
+                    int(batch_size),
+                    optimizer,
+                    int(seed),
+                    natural_step,
+                    wrapped,
+                    progress,
+                )
+        finally:
+            if progress is not None:
+                progress.close()
+        return self
+
+    def _identity(self) -> list:
+        return Identity.resolve(self.data.input_dim)
+
+    def collapsed_objective(self) -> CollapsedObjective:
+        """The collapsed loss over the trainable parameters (and Z if trained);
+        pass it ``model.data.tensors(model.dtype)``."""
+        self._require_data()
+        trainable = [p for _, p in self.trainable_parameters()]
+        variables = [p.unconstrained for p in trainable]
+        if self.train_inducing:
+            variables.append(self.inducing)
+        return CollapsedObjective(
+            self.kernel,
+            self.data.sets,
+            self.inducing,
+            variables,
+            self._identity(),
+            self.jitter,
+            self.dtype,
+            trainable,
+        )
+
+    def _fit_collapsed(self, steps, optimizer, callback, progress) -> None:
+        objective = self.collapsed_objective()
+        Xs, y = self.data.tensors(self.dtype)
+        history = training.minimize_adam(objective, Xs, y, steps, optimizer, callback, progress)
+        self.history = history.losses
+        self._set_optimal_q()
+
+    def _set_optimal_q(self) -> None:
+        """``q`` at its optimum for the current parameters (the collapsed bound's)."""
+        Xs, y = self.data.tensors(self.dtype)
+        Z = tf.cast(self.inducing, self.dtype)
+        m, Ls = optimal_posterior(
+            self.kernel, Z, Xs, self.data.sets, y, self._identity(), self.jitter, self.dtype
+        )
+        self.q_mu.assign(tf.cast(m, tf.float64))
+        self.q_sqrt.assign(tf.cast(Ls, tf.float64))
+
+    def batch_sizes(self, batch_size: int) -> list:
+        """Each data set's share ``b_i = max(1, round(B N_i / N))`` of a global batch."""
+        sizes = self.data.sizes
+        total = sum(sizes)
+        return [max(1, min(n, round(batch_size * n / total))) for n in sizes]
+
+    def _dataset_fn(self, batch_sizes, seed):
+        """The input function of ``distribute_datasets_from_function``: each pipeline
+        builds the same global batches (per data set: a fresh permutation each
+        epoch, consecutive slices of it) and yields, in turn, the slices of the
+        replicas it feeds; slices are padded to equal sizes with weight 0."""
+        replicas = self.strategy.num_replicas_in_sync
+        sets, y_scale, dtype = self.data.sets, self.data.y_scale, self.dtype
+
+        def dataset(context):
+            per_pipeline = replicas // context.num_input_pipelines
+            first = context.input_pipeline_id * per_pipeline
+            streams = []
+            for i, (s, b) in enumerate(zip(sets, batch_sizes)):
+                X = tf.constant(s.X, dtype)
+                y = tf.constant(s.y / y_scale, dtype)
+                n = len(s.X)
+                width = -(-b // replicas)  # slots per replica
+
+                def permutation(epoch, n=n, i=i):
+                    return tf.random.experimental.stateless_shuffle(
+                        tf.range(n, dtype=tf.int64), seed=tf.stack([seed * 1000 + i, epoch])
+                    )
+
+                def slices(index, X=X, y=y, b=b, width=width):
+                    pad = replicas * width - b
+                    index = tf.concat([index, tf.zeros([pad], tf.int64)], axis=0)
+                    mask = tf.concat([tf.ones([b], dtype), tf.zeros([pad], dtype)], axis=0)
+                    shape = [replicas, width]
+                    parts = (
+                        tf.reshape(tf.gather(X, index), shape + [X.shape[1]]),
+                        tf.reshape(tf.gather(y, index), shape),
+                        tf.reshape(mask, shape),
+                    )
+                    return tuple(p[first : first + per_pipeline] for p in parts)
+
+                stream = (
+                    tf.data.Dataset.range(2**62)
+                    .map(permutation)
+                    .unbatch()
+                    .batch(b, drop_remainder=True)
+                    .map(slices)
+                )
+                streams.append(stream)
+            return (
+                tf.data.Dataset.zip(tuple(streams))
+                .flat_map(lambda *parts: tf.data.Dataset.from_tensor_slices(parts))
+                .prefetch(tf.data.AUTOTUNE)
+            )
+
+        return dataset
+
+    def _replica_terms(self, batch, weights, replicas, priors, natural: bool):
+        """This replica's share of ``-ELBO - log prior`` (its slice of the weighted
+        expected log likelihoods, plus ``(KL - log prior) / replicas``) and, for the
+        natural-gradient step, its share of ``P = sum w a a' / s`` and
+        ``r = sum w a y / s`` over its values (``a`` a column of ``A``)."""
+        Z, m, Ls = self._variational()
+        identity = self._identity()
+        chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
+        total = tf.constant(0.0, self.dtype)
+        P = r = 0.0
+        for (X, y, mask), s, w in zip(batch, self.data.sets, weights):
+            A, kxx = projection(self.kernel, Z, chol_z, X, identity, s.terms)
+            mean, var = marginals(A, kxx, m, Ls)
+            noise = s.noise.value(self.dtype)
+            ell = expected_log_likelihood(y, mean, var, noise)
+            total += w * tf.reduce_sum(mask * ell)
+            if natural:
+                scale = tf.stop_gradient(w * mask / noise)
+                A = tf.stop_gradient(A)
+                P += tf.matmul(A * scale, A, transpose_b=True)
+                r += tf.linalg.matvec(A, scale * y)
+        rest = tf.cast(kl_divergence(m, Ls), tf.float64)
+        if priors:
+            rest -= tf.add_n([p.log_prior() for p in priors])
+        loss = -tf.cast(total, tf.float64) + rest / replicas
+        return loss, P, r
+
+    def _natural_step(self, P, r, gamma):
+        """One natural-gradient step of ``q`` (Hensman et al. 2013): with the
+        precision ``Lambda = S^-1`` and ``theta = S^-1 m``, move both a fraction
+        ``gamma`` towards the minibatch's optimum ``(I + P, r)``; ``gamma = 1`` on the
+        full batch is the optimal ``q`` of the collapsed bound."""
+        Ls = tf.linalg.band_part(self.q_sqrt, -1, 0)
+        eye = tf.eye(tf.shape(Ls)[0], dtype=tf.float64)
+        precision = tf.linalg.cholesky_solve(Ls, eye)
+        theta = tf.linalg.matvec(precision, self.q_mu)
+        P, r = tf.cast(P, tf.float64), tf.cast(r, tf.float64)
+        precision = (1.0 - gamma) * precision + gamma * (eye + P)
+        theta = (1.0 - gamma) * theta + gamma * r
+        chol = tf.linalg.cholesky(0.5 * (precision + tf.transpose(precision)))
+        S = tf.linalg.cholesky_solve(chol, eye)
+        m = tf.linalg.cholesky_solve(chol, theta[:, None])[:, 0]
+        Ls = tf.linalg.cholesky(0.5 * (S + tf.transpose(S)))
+        finite = tf.reduce_all(tf.math.is_finite(Ls)) & tf.reduce_all(tf.math.is_finite(m))
+
+        def assign():
+            self.q_mu.assign(m)
+            self.q_sqrt.assign(Ls)
+            return tf.constant(True)
+
+        return tf.cond(finite, assign, lambda: tf.constant(False))
+
+    def _stochastic_program(self, optimizer, weights, variables, priors, gamma):
+        strategy = self.strategy
+        replicas = strategy.num_replicas_in_sync
+        natural = gamma is not None
+        total = tf.distribute.ReduceOp.SUM
+
+        def replica_step(batch):
+            with tf.GradientTape() as tape:
+                loss, P, r = self._replica_terms(batch, weights, replicas, priors, natural)
+            grads = tape.gradient(loss, variables, unconnected_gradients="zero")
+            return (loss, grads, P, r) if natural else (loss, grads)
+
+        compiled = tf.function(replica_step, jit_compile=True, autograph=False)
+
+        def run(iterator, n, state):
+            losses = tf.TensorArray(tf.float64, size=n)
+            for i in tf.range(n):
+                out = strategy.run(compiled, args=(next(iterator),))
+                loss = strategy.reduce(total, out[0], axis=None)
+                grads = [strategy.reduce(total, g, axis=None) for g in out[1]]
+                _, state = optimizer.update(loss, grads, variables, state)
+                if natural:
+                    P = strategy.reduce(total, out[2], axis=None)
+                    r = strategy.reduce(total, out[3], axis=None)
+                    self._natural_step(P, r, gamma)
+                losses = losses.write(i, loss)
+            return losses.stack(), state
+
+        return tf.function(run)
+
+    def _fit_stochastic(
+        self, steps, batch_size, optimizer, seed, natural_step, callback, progress
+    ) -> None:
+        if steps == 0:
+            return
+        sizes = self.batch_sizes(batch_size)
+        weights = [n / b for n, b in zip(self.data.sizes, sizes)]
+        priors = tuple(p for _, p in self.trainable_parameters() if p.prior is not None)
+        variables = self.variables_to_train()
+        if natural_step is not None:
+            variables = [v for v in variables if v is not self.q_mu and v is not self.q_sqrt]
+        strategy = self.strategy
+        dataset = strategy.distribute_datasets_from_function(self._dataset_fn(sizes, seed))
+        iterator = iter(dataset)
+        program = self._stochastic_program(optimizer, weights, variables, priors, natural_step)
+        with strategy.scope():
+            state = optimizer.init(variables)
+        done = 0
+        while done < steps:
+            n = min(STEPS_PER_CALL, steps - done)
+            losses, state = program(iterator, tf.constant(n), state)
+            losses = losses.numpy()
+            self.history.extend(losses.tolist())
+            done += n
+            if progress is not None:
+                progress.update(n)
+                progress.set_postfix(loss=f"{losses[-1]:.6g}")
+            if (
+                callback is not None
+                and (done % 250 == 0 or done == steps)
+                and callback(done, float(losses[-1])) is True
+            ):
+                break
+        if not np.all(np.isfinite(self.history)):
+            warnings.warn(
+                "fit: some minibatch losses were not finite; those steps were skipped",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    def elbo(self) -> float:
+        """The collapsed bound's value at the current parameters is ``-loss``; this is
+        the ELBO of the current ``q`` over all data (full batch), in standardised units."""
+        self._require_data()
+        Xs, y = self.data.tensors(self.dtype)
+        Z, m, Ls = self._variational()
+        identity = self._identity()
+        chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
+        total = 0.0
+        start = 0
+        for X, s in zip(Xs, self.data.sets):
+            ys = y[start : start + X.shape[0]]
+            start += X.shape[0]
+            A, kxx = projection(self.kernel, Z, chol_z, X, identity, s.terms)
+            mean, var = marginals(A, kxx, m, Ls)
+            total += float(
+                tf.reduce_sum(expected_log_likelihood(ys, mean, var, s.noise.value(self.dtype)))
+            )
+        return total - float(kl_divergence(m, Ls))
+
+    # ----- prediction ---------------------------------------------------------------------
+    def _predictive_program(self, terms):
+        key = ("predict", tuple((id(c), i) for c, i in terms))
+        if key not in self._programs:
+            identity = self._identity()
+
+            def predictive(Xc):
+                Z, m, Ls = self._variational()
+                chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
+                A, kxx = projection(self.kernel, Z, chol_z, Xc, identity, list(terms))
+                return marginals(A, kxx, m, Ls)
+
+            self._programs[key] = tf.function(predictive, jit_compile=True, autograph=False)
+        return self._programs[key]
+
+    def predict(self, X, output="u", full_cov: bool = False):
+        """The mean and variance of u (or ``L u``) at points X under ``q``.
+
+        Args:
+            X: array of shape (n, d).
+            output: ``"u"``, ``"f"``, an observation set's name or an Operator.
+            full_cov: return the (n, n) covariance instead of the variance.
+
+        Returns:
+            ``(mean, var)`` in data units, arrays (n,) and (n,) or (n, n):
+            ``mean = A' m``, ``var = k_** - colsum(A^2) + colsum((Ls' A)^2)`` with
+            ``A = Lz^-1 cov(u(Z), L u(X))``; computed in chunks of 1024 points.
+        """
+        self._require_data()
+        X = check.as_inputs("X", X, self.data.input_dim)
+        terms = self._output_terms(output, self.data.input_dim)
+        if full_cov:
+            Z, m, Ls = self._variational()
+            identity = self._identity()
+            Xt = tf.constant(X, self.dtype)
+            chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
+            Kzx = tf.concat(
+                [
+                    projection(self.kernel, Z, chol_z, Xt[i : i + CHUNK], identity, list(terms))[0]
+                    for i in range(0, len(X), CHUNK)
+                ],
+                axis=1,
+            ).numpy()
+            from .covariance import block
+
+            prior = block(self.kernel, Xt, Xt, list(terms), list(terms)).numpy()
+            SA = Ls.numpy().T @ Kzx
+            cov = prior - Kzx.T @ Kzx + SA.T @ SA
+            mean = Kzx.T @ m.numpy()
+            cov = self._squared_units(0.5 * (cov + cov.T).astype(np.float64))
+            return mean.astype(np.float64) * self.y_scale, representable(cov, "covariance")
+        program = self._predictive_program(terms)
+        means, variances = [], []
+        for start in range(0, len(X), CHUNK):
+            part = X[start : start + CHUNK]
+            padded = np.concatenate([part, np.repeat(part[-1:], CHUNK - len(part), axis=0)])
+            mean, var = program(tf.constant(padded, self.dtype))
+            means.append(mean.numpy()[: len(part)])
+            variances.append(var.numpy()[: len(part)])
+        mean = np.concatenate(means).astype(np.float64) * self.y_scale
+        var = np.maximum(np.concatenate(variances).astype(np.float64), 0.0)
+        return mean, representable(self._squared_units(var), "variance")
+
+    # ----- saving ------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(num_inducing=self.num_inducing, train_inducing=self.train_inducing)
+        return config
