@@ -497,38 +497,21 @@ class PIGP(Model):
                 return []
 
     # ----- saving ------------------------------------------------------------------------
-    def save(self, path) -> None:
-        """Write the model (kernel, operator, parameters, data) to ``path``.
-
-        ``pigp.load(path)`` gives it back; the loaded model predicts bit for bit
-        as this one. The format: ``pigp.io``.
-        """
-        table = io.ParameterTable()
-        sets = () if self.data is None else self.data.sets
-        spec = {
-            "model": io.encode(self.get_config(), table),
-            "sets": [
-                {
-                    "name": s.name,
-                    "operator": io.encode(s.operator, table),
-                    "noise": io.encode(s.noise, table),
-                }
-                for s in sets
-            ],
-            "y_scale": self.y_scale,
+    def _state_arrays(self) -> dict:
+        """What ``save`` writes besides the parameters, data and history."""
+        return {
+            "lbfgs_evaluations": np.asarray(self.lbfgs_evaluations, dtype=np.float64),
+            "rejected_steps": np.asarray(self.rejected_steps, dtype=np.int64),
         }
-        spec["parameters"] = table.configs()
-        arrays = table.arrays()
-        for i, s in enumerate(sets):
-            arrays[f"set_{i}_X"], arrays[f"set_{i}_y"] = s.X, s.y
-        arrays["history"] = np.asarray(self.history, dtype=np.float64)
-        arrays["lbfgs_evaluations"] = np.asarray(self.lbfgs_evaluations, dtype=np.float64)
-        arrays["rejected_steps"] = np.asarray(self.rejected_steps, dtype=np.int64)
-        io.write(path, spec, arrays)
+
+    def _restore_state(self, arrays) -> None:
+        """The inverse of ``_state_arrays``."""
+        self.lbfgs_evaluations = arrays["lbfgs_evaluations"].tolist()
+        self.rejected_steps = arrays["rejected_steps"].tolist()
 
 
-def load(path, custom_objects: dict | None = None) -> PIGP:
-    """Read a model written by ``PIGP.save``.
+def load(path, custom_objects: dict | None = None):
+    """Read a model written by ``PIGP.save`` or ``SparsePIGP.save``.
 
     Args:
         path: the file.
@@ -537,7 +520,7 @@ def load(path, custom_objects: dict | None = None) -> PIGP:
             path (defined in a script or notebook).
 
     Returns:
-        A ``PIGP`` with the saved kernel, operator, parameters and data; it
+        A ``PIGP`` (or ``SparsePIGP``) with the saved kernel, operator, parameters and data; it
         predicts exactly as the saved model did.
 
     Raises:
@@ -558,7 +541,14 @@ def load(path, custom_objects: dict | None = None) -> PIGP:
             ]
         except ValueError as error:
             raise damaged(error) from None
-        model = PIGP.from_config(io.decode(spec["model"], parameters, custom_objects))
+        kind = spec.get("class", "PIGP")
+        if kind == "SparsePIGP":
+            from .sparse import SparsePIGP as kind
+        elif kind == "PIGP":
+            kind = PIGP
+        else:
+            raise damaged(f"class: expected 'PIGP' or 'SparsePIGP', got {kind!r}")
+        model = kind.from_config(io.decode(spec["model"], parameters, custom_objects))
         sets = []
         for i, s in enumerate(spec["sets"]):
             operator = io.decode(s["operator"], parameters, custom_objects)
@@ -586,8 +576,7 @@ def load(path, custom_objects: dict | None = None) -> PIGP:
         if sets:
             model.data = Data(tuple(sets), y_scale)
         model.history = arrays["history"].tolist()
-        model.lbfgs_evaluations = arrays["lbfgs_evaluations"].tolist()
-        model.rejected_steps = arrays["rejected_steps"].tolist()
+        model._restore_state(arrays)
     except (KeyError, IndexError, TypeError) as error:
         raise damaged(f"missing or invalid entry {error}") from None
     return model

@@ -484,7 +484,14 @@ class SparsePIGP(Model):
             grads = tape.gradient(loss, variables, unconnected_gradients="zero")
             return (loss, grads, P, r) if natural else (loss, grads)
 
-        compiled = tf.function(replica_step, jit_compile=True, autograph=False)
+        # XLA compiles for one device: where one process holds several replicas
+        # (MirroredStrategy), the replicas' variables live on devices a compiled
+        # program cannot reach, and the step runs as a plain graph.
+        try:
+            local = len(strategy.extended.worker_devices)
+        except RuntimeError:  # the default strategy: one device
+            local = 1
+        compiled = tf.function(replica_step, jit_compile=local == 1, autograph=False)
 
         def run(iterator, n, state):
             losses = tf.TensorArray(tf.float64, size=n)
@@ -630,3 +637,32 @@ class SparsePIGP(Model):
         config = super().get_config()
         config.update(num_inducing=self.num_inducing, train_inducing=self.train_inducing)
         return config
+
+    def _state_arrays(self) -> dict:
+        if self.inducing is None:
+            return {}
+        return {
+            "inducing_points": self.inducing.numpy(),
+            "q_mu": self.q_mu.numpy(),
+            "q_sqrt": self.q_sqrt.numpy(),
+            "method": np.asarray(self.method or ""),
+        }
+
+    def _restore_state(self, arrays) -> None:
+        if "inducing_points" not in arrays:
+            return
+        Z = np.asarray(arrays["inducing_points"], dtype=np.float64)
+        M = len(Z)
+        q_mu, q_sqrt = np.asarray(arrays["q_mu"]), np.asarray(arrays["q_sqrt"])
+        if q_mu.shape != (M,) or q_sqrt.shape != (M, M):
+            raise ValueError(
+                f"q_mu, q_sqrt: expected shapes ({M},) and ({M}, {M}), got {q_mu.shape} "
+                f"and {q_sqrt.shape}"
+            )
+        self._initial_inducing = Z
+        with self.strategy.scope():
+            self.inducing = tf.Variable(Z, trainable=self.train_inducing, name="inducing_points")
+            self.q_mu = tf.Variable(q_mu, name="q_mu")
+            self.q_sqrt = tf.Variable(q_sqrt, name="q_sqrt")
+        self.num_inducing = M
+        self.method = str(arrays["method"]) or None
