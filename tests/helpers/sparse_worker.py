@@ -17,9 +17,7 @@ import tensorflow as tf
 out, mode, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if mode == "mirrored":
     cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-    )
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 elif mode == "multiworker":
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
