@@ -25,16 +25,17 @@ import tensorflow as tf
 from . import _validation as check
 from . import training
 from .base import Model, progress_bar, representable
+from .covariance import block
 from .kernels import Kernel
 from .operators import Identity, Operator
 from .posterior import CHUNK
 from .variational import (
     collapsed_bound,
     expected_log_likelihood,
-    inducing_cholesky,
+    inducing_blocks,
     kl_divergence,
     marginals,
-    optimal_posterior,
+    posterior_from_precision,
     projection,
 )
 
@@ -72,26 +73,17 @@ class CollapsedObjective:
     interface ``pigp.training``'s minimisers use (``variables``, ``loss``,
     ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``, ``program``)."""
 
-    def __init__(self, kernel, sets, inducing, variables, identity, jitter, dtype, priors=()):
-        self.kernel, self.sets, self.inducing = kernel, tuple(sets), inducing
+    def __init__(self, blocks, sets, inducing, variables, dtype, priors=()):
+        self.blocks, self.sets, self.inducing = blocks, tuple(sets), inducing
         self.variables = list(variables)
-        self.identity, self.jitter, self.dtype = identity, float(jitter), dtype
+        self.dtype = dtype
         self.priors = tuple(p for p in priors if p.prior is not None)
-        self._step = tf.function(self.tf_loss_and_gradient_eager, jit_compile=True, autograph=False)
+        self._step = tf.function(self.tf_loss_and_gradient_eager, autograph=False)
         self._programs = {}
 
     def negative_bound(self, Xs, y) -> tf.Tensor:
-        Z = tf.cast(self.inducing, self.dtype)
-        bound = collapsed_bound(
-            self.kernel,
-            Z,
-            Xs,
-            self.sets,
-            tf.cast(y, self.dtype),
-            self.identity,
-            self.jitter,
-            self.dtype,
-        )
+        blocks = self.blocks(tf.cast(self.inducing, self.dtype), Xs)
+        bound = collapsed_bound(blocks, Xs, self.sets, tf.cast(y, self.dtype), self.dtype)
         loss = -tf.cast(bound, tf.float64)
         if self.priors:
             loss -= tf.add_n([p.log_prior() for p in self.priors])
@@ -336,14 +328,7 @@ class SparsePIGP(Model):
         if self.train_inducing:
             variables.append(self.inducing)
         return CollapsedObjective(
-            self.kernel,
-            self.data.sets,
-            self.inducing,
-            variables,
-            self._identity(),
-            self.jitter,
-            self.dtype,
-            trainable,
+            self._blocks(), self.data.sets, self.inducing, variables, self.dtype, trainable
         )
 
     def _fit_collapsed(self, steps, optimizer, callback, progress) -> None:
@@ -353,15 +338,19 @@ class SparsePIGP(Model):
         self.history = history.losses
         self._set_optimal_q()
 
-    def _set_optimal_q(self) -> None:
-        """``q`` at its optimum for the current parameters (the collapsed bound's)."""
-        Xs, y = self.data.tensors(self.dtype)
-        Z = tf.cast(self.inducing, self.dtype)
-        m, Ls = optimal_posterior(
-            self.kernel, Z, Xs, self.data.sets, y, self._identity(), self.jitter, self.dtype
-        )
-        self.q_mu.assign(tf.cast(m, tf.float64))
-        self.q_sqrt.assign(tf.cast(Ls, tf.float64))
+    def _blocks(self, terms=None, jit: bool = True):
+        """``blocks(Z, Xs) -> (Kzz, [Kzx_i], [kxx_i])`` (``pigp.variational.inducing_blocks``)
+        for the data sets' operators (or ``terms``, one per entry of ``Xs``), compiled."""
+        terms = tuple(s.terms for s in self.data.sets) if terms is None else tuple(terms)
+        key = ("blocks", tuple(tuple((id(c), i) for c, i in t) for t in terms), jit)
+        if key not in self._programs:
+            identity = self._identity()
+
+            def blocks(Z, Xs):
+                return inducing_blocks(self.kernel, Z, Xs, identity, terms, self.jitter)
+
+            self._programs[key] = tf.function(blocks, jit_compile=jit, autograph=False)
+        return self._programs[key]
 
     def batch_sizes(self, batch_size: int) -> list:
         """Each data set's share ``b_i = max(1, round(B N_i / N))`` of a global batch."""
@@ -420,18 +409,19 @@ class SparsePIGP(Model):
 
         return dataset
 
-    def _replica_terms(self, batch, weights, replicas, priors, natural: bool):
+    def _replica_terms(self, blocks, batch, weights, replicas, priors, natural: bool):
         """This replica's share of ``-ELBO - log prior`` (its slice of the weighted
         expected log likelihoods, plus ``(KL - log prior) / replicas``) and, for the
         natural-gradient step, its share of ``P = sum w a a' / s`` and
         ``r = sum w a y / s`` over its values (``a`` a column of ``A``)."""
         Z, m, Ls = self._variational()
-        identity = self._identity()
-        chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
+        Kzz, Kzx, kxx = blocks(Z, tuple(X for X, _, _ in batch))
+        chol_z = tf.linalg.cholesky(Kzz)
         total = tf.constant(0.0, self.dtype)
         P = r = 0.0
-        for (X, y, mask), s, w in zip(batch, self.data.sets, weights):
-            A, kxx = projection(self.kernel, Z, chol_z, X, identity, s.terms)
+        parts = zip(batch, Kzx, kxx, self.data.sets, weights)
+        for (_, y, mask), Kzx_i, kxx, s, w in parts:
+            A = projection(chol_z, Kzx_i)
             mean, var = marginals(A, kxx, m, Ls)
             noise = s.noise.value(self.dtype)
             ell = expected_log_likelihood(y, mean, var, noise)
@@ -459,10 +449,7 @@ class SparsePIGP(Model):
         P, r = tf.cast(P, tf.float64), tf.cast(r, tf.float64)
         precision = (1.0 - gamma) * precision + gamma * (eye + P)
         theta = (1.0 - gamma) * theta + gamma * r
-        chol = tf.linalg.cholesky(0.5 * (precision + tf.transpose(precision)))
-        S = tf.linalg.cholesky_solve(chol, eye)
-        m = tf.linalg.cholesky_solve(chol, theta[:, None])[:, 0]
-        Ls = tf.linalg.cholesky(0.5 * (S + tf.transpose(S)))
+        m, Ls = posterior_from_precision(precision, theta)
         finite = tf.reduce_all(tf.math.is_finite(Ls)) & tf.reduce_all(tf.math.is_finite(m))
 
         def assign():
@@ -480,18 +467,20 @@ class SparsePIGP(Model):
 
         def replica_step(batch):
             with tf.GradientTape() as tape:
-                loss, P, r = self._replica_terms(batch, weights, replicas, priors, natural)
+                loss, P, r = self._replica_terms(blocks, batch, weights, replicas, priors, natural)
             grads = tape.gradient(loss, variables, unconnected_gradients="zero")
             return (loss, grads, P, r) if natural else (loss, grads)
 
-        # XLA compiles for one device: where one process holds several replicas
-        # (MirroredStrategy), the replicas' variables live on devices a compiled
-        # program cannot reach, and the step runs as a plain graph.
+        # XLA compiles the blocks (the tape-derived kernel derivatives); the linear
+        # algebra runs faster outside it on a CPU. Where one process holds several
+        # replicas (MirroredStrategy), their variables live on devices a compiled
+        # program cannot reach, and the blocks run as a plain graph.
         try:
             local = len(strategy.extended.worker_devices)
         except RuntimeError:  # the default strategy: one device
             local = 1
-        compiled = tf.function(replica_step, jit_compile=local == 1, autograph=False)
+        blocks = self._blocks(jit=local == 1)
+        compiled = tf.function(replica_step, autograph=False)
 
         def run(iterator, n, state):
             losses = tf.TensorArray(tf.float64, size=n)
@@ -549,39 +538,83 @@ class SparsePIGP(Model):
                 stacklevel=3,
             )
 
+    def _chunk_statistics(self, s, jit: bool = True):
+        """A compiled ``(X, y, mask) -> (P, r, ell)`` for chunks of data set ``s``: its
+        values' ``P = sum a a' / noise``, ``r = sum a y / noise`` and the sum of their
+        expected log likelihoods under the current ``q`` (``mask`` 0 for padding)."""
+        key = ("statistics", s.name, tuple((id(c), i) for c, i in s.terms))
+        if key not in self._programs:
+            blocks = self._blocks((s.terms,), jit)
+
+            def statistics(X, y, mask):
+                Z, m, Ls = self._variational()
+                Kzz, (Kzx,), (kxx,) = blocks(Z, (X,))
+                A = projection(tf.linalg.cholesky(Kzz), Kzx)
+                noise = s.noise.value(self.dtype)
+                mean, var = marginals(A, kxx, m, Ls)
+                ell = tf.reduce_sum(mask * expected_log_likelihood(y, mean, var, noise))
+                scale = mask / noise
+                P = tf.matmul(A * scale, A, transpose_b=True)
+                return P, tf.linalg.matvec(A, scale * y), ell
+
+            self._programs[key] = tf.function(statistics, autograph=False)
+        return self._programs[key]
+
+    def _full_pass(self, chunk: int = 4096) -> tuple:
+        """One pass over every value in chunks (memory O(chunk M + M^2)): ``(P, r, ell)``
+        summed over all data sets (float64)."""
+        M = self.inducing.shape[0]
+        P, r, ell = np.zeros((M, M)), np.zeros(M), 0.0
+        for s in self.data.sets:
+            program = self._chunk_statistics(s)
+            y_all = s.y / self.data.y_scale
+            size = min(chunk, len(s.X))
+            for start in range(0, len(s.X), size):
+                X, y = s.X[start : start + size], y_all[start : start + size]
+                pad = size - len(X)
+                mask = np.concatenate([np.ones(len(X)), np.zeros(pad)])
+                X = np.concatenate([X, np.repeat(X[-1:], pad, axis=0)])
+                y = np.concatenate([y, np.zeros(pad)])
+                Pc, rc, ellc = program(
+                    tf.constant(X, self.dtype),
+                    tf.constant(y, self.dtype),
+                    tf.constant(mask, self.dtype),
+                )
+                P += Pc.numpy()
+                r += rc.numpy()
+                ell += float(ellc)
+        return P, r, ell
+
+    def _set_optimal_q(self) -> None:
+        """``q`` at its optimum for the current parameters (the collapsed bound's), from
+        one pass over the data: ``S = (I + P)^-1``, ``m = S r``."""
+        P, r, _ = self._full_pass()
+        m, Ls = posterior_from_precision(tf.constant(np.eye(len(r)) + P), tf.constant(r))
+        self.q_mu.assign(m)
+        self.q_sqrt.assign(Ls)
+
     def elbo(self) -> float:
-        """The collapsed bound's value at the current parameters is ``-loss``; this is
-        the ELBO of the current ``q`` over all data (full batch), in standardised units."""
+        """The ELBO of the current ``q`` over all data (one pass, in chunks), in
+        standardised units: ``sum E_q[log p(y | u)] - KL(q || p)``; at the optimal ``q``
+        it equals the collapsed bound."""
         self._require_data()
-        Xs, y = self.data.tensors(self.dtype)
-        Z, m, Ls = self._variational()
-        identity = self._identity()
-        chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
-        total = 0.0
-        start = 0
-        for X, s in zip(Xs, self.data.sets):
-            ys = y[start : start + X.shape[0]]
-            start += X.shape[0]
-            A, kxx = projection(self.kernel, Z, chol_z, X, identity, s.terms)
-            mean, var = marginals(A, kxx, m, Ls)
-            total += float(
-                tf.reduce_sum(expected_log_likelihood(ys, mean, var, s.noise.value(self.dtype)))
-            )
-        return total - float(kl_divergence(m, Ls))
+        _, m, Ls = self._variational()
+        return self._full_pass()[2] - float(kl_divergence(m, Ls))
 
     # ----- prediction ---------------------------------------------------------------------
     def _predictive_program(self, terms):
         key = ("predict", tuple((id(c), i) for c, i in terms))
         if key not in self._programs:
-            identity = self._identity()
+            blocks = self._blocks((terms,))
 
             def predictive(Xc):
                 Z, m, Ls = self._variational()
-                chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
-                A, kxx = projection(self.kernel, Z, chol_z, Xc, identity, list(terms))
-                return marginals(A, kxx, m, Ls)
+                Kzz, (Kzx,), (kxx,) = blocks(Z, (Xc,))
+                A = projection(tf.linalg.cholesky(Kzz), Kzx)
+                mean, var = marginals(A, kxx, m, Ls)
+                return mean, var, A
 
-            self._programs[key] = tf.function(predictive, jit_compile=True, autograph=False)
+            self._programs[key] = tf.function(predictive, autograph=False)
         return self._programs[key]
 
     def predict(self, X, output="u", full_cov: bool = False):
@@ -600,32 +633,22 @@ class SparsePIGP(Model):
         self._require_data()
         X = check.as_inputs("X", X, self.data.input_dim)
         terms = self._output_terms(output, self.data.input_dim)
-        if full_cov:
-            Z, m, Ls = self._variational()
-            identity = self._identity()
-            Xt = tf.constant(X, self.dtype)
-            chol_z = inducing_cholesky(self.kernel, Z, identity, self.jitter)
-            Kzx = tf.concat(
-                [
-                    projection(self.kernel, Z, chol_z, Xt[i : i + CHUNK], identity, list(terms))[0]
-                    for i in range(0, len(X), CHUNK)
-                ],
-                axis=1,
-            ).numpy()
-            from .covariance import block
-
-            prior = block(self.kernel, Xt, Xt, list(terms), list(terms)).numpy()
-            SA = Ls.numpy().T @ Kzx
-            cov = prior - Kzx.T @ Kzx + SA.T @ SA
-            mean = Kzx.T @ m.numpy()
-            cov = self._squared_units(0.5 * (cov + cov.T).astype(np.float64))
-            return mean.astype(np.float64) * self.y_scale, representable(cov, "covariance")
         program = self._predictive_program(terms)
+        if full_cov:
+            Xt = tf.constant(X, self.dtype)
+            mean, _, A = program(Xt)
+            _, _, Ls = self._variational()
+            prior = block(self.kernel, Xt, Xt, list(terms), list(terms)).numpy()
+            A = A.numpy().astype(np.float64)
+            SA = Ls.numpy().astype(np.float64).T @ A
+            cov = self._squared_units(prior - A.T @ A + SA.T @ SA)
+            mean = mean.numpy().astype(np.float64) * self.y_scale
+            return mean, representable(0.5 * (cov + cov.T), "covariance")
         means, variances = [], []
         for start in range(0, len(X), CHUNK):
             part = X[start : start + CHUNK]
             padded = np.concatenate([part, np.repeat(part[-1:], CHUNK - len(part), axis=0)])
-            mean, var = program(tf.constant(padded, self.dtype))
+            mean, var, _ = program(tf.constant(padded, self.dtype))
             means.append(mean.numpy()[: len(part)])
             variances.append(var.numpy()[: len(part)])
         mean = np.concatenate(means).astype(np.float64) * self.y_scale

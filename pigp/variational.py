@@ -29,6 +29,7 @@ import tensorflow as tf
 from .covariance import block, block_diag
 
 __all__ = [
+    "inducing_blocks",
     "inducing_cholesky",
     "projection",
     "marginals",
@@ -36,23 +37,42 @@ __all__ = [
     "kl_divergence",
     "collapsed_bound",
     "optimal_posterior",
+    "posterior_from_precision",
 ]
+
+
+def inducing_blocks(kernel, Z, Xs, identity: list, terms: list, jitter: float) -> tuple:
+    """The prior blocks an inducing-point bound needs, and nothing else (the part
+    worth compiling with XLA; the linear algebra runs faster outside it on a CPU).
+
+    Args:
+        Z: the inducing points, shape (M, d).
+        Xs: one tensor of points per data set, shapes (n_i, d).
+        identity: the terms of ``Identity`` for the input dimension.
+        terms: one operator's resolved terms per entry of ``Xs``.
+        jitter: relative jitter added to the diagonal of ``Kzz``.
+
+    Returns:
+        ``(Kzz, Kzx, kxx)``: ``Kzz + jitter * mean(diag Kzz) I`` of shape (M, M), and
+        per data set ``cov(u(Z), L_i u(X_i))`` (M, n_i) and ``diag(L_i L_i' k)(X_i)``
+        (n_i,).
+    """
+    Kzz = block(kernel, Z, Z, identity, identity)
+    diag = tf.linalg.diag_part(Kzz)
+    Kzz = tf.linalg.set_diag(Kzz, diag + jitter * tf.stop_gradient(tf.reduce_mean(diag)))
+    Kzx = [block(kernel, Z, X, identity, t) for X, t in zip(Xs, terms)]
+    kxx = [block_diag(kernel, X, t, t) for X, t in zip(Xs, terms)]
+    return Kzz, Kzx, kxx
 
 
 def inducing_cholesky(kernel, Z: tf.Tensor, identity: list, jitter: float) -> tf.Tensor:
     """``Lz``: the lower Cholesky factor of ``Kzz + jitter * mean(diag Kzz) I``."""
-    Kzz = block(kernel, Z, Z, identity, identity)
-    diag = tf.linalg.diag_part(Kzz)
-    extra = jitter * tf.stop_gradient(tf.reduce_mean(diag))
-    return tf.linalg.cholesky(tf.linalg.set_diag(Kzz, diag + extra))
+    return tf.linalg.cholesky(inducing_blocks(kernel, Z, (), identity, (), jitter)[0])
 
 
-def projection(kernel, Z, chol_z, X, identity: list, terms: list) -> tuple:
-    """``(A, kxx)``: ``Lz^-1 cov(u(Z), L u(X))`` of shape (M, n) and the prior
-    variances ``diag(L L' k)(X)`` of shape (n,), for ``L`` given by ``terms``."""
-    Kzx = block(kernel, Z, X, identity, terms)
-    A = tf.linalg.triangular_solve(chol_z, Kzx, lower=True)
-    return A, block_diag(kernel, X, terms, terms)
+def projection(chol_z, Kzx) -> tf.Tensor:
+    """``A = Lz^-1 Kzx``, shape (M, n)."""
+    return tf.linalg.triangular_solve(chol_z, Kzx, lower=True)
 
 
 def marginals(A, kxx, q_mu, q_sqrt) -> tuple:
@@ -79,18 +99,19 @@ def kl_divergence(q_mu, q_sqrt) -> tf.Tensor:
     return 0.5 * (tf.reduce_sum(tf.square(q_sqrt)) + tf.reduce_sum(tf.square(q_mu)) - M - log_det)
 
 
-def _stacked(kernel, Z, chol_z, Xs, sets, identity, dtype) -> tuple:
-    """``A`` (M, N), ``kxx`` (N,) and the noise variance of each value (N,), all data sets."""
-    parts = [projection(kernel, Z, chol_z, X, identity, s.terms) for X, s in zip(Xs, sets)]
+def _stacked(Kzz, Kzx, kxx, Xs, sets, dtype) -> tuple:
+    """``Lz``, ``A`` (M, N), ``kxx`` (N,) and the noise variance of each value (N,)."""
+    chol_z = tf.linalg.cholesky(Kzz)
     noise = [tf.fill(tf.shape(X)[:1], s.noise.value(dtype)) for X, s in zip(Xs, sets)]
     return (
-        tf.concat([A for A, _ in parts], axis=1),
-        tf.concat([k for _, k in parts], axis=0),
+        chol_z,
+        projection(chol_z, tf.concat(Kzx, axis=1)),
+        tf.concat(kxx, axis=0),
         tf.concat(noise, axis=0),
     )
 
 
-def collapsed_bound(kernel, Z, Xs, sets, y, identity, jitter: float, dtype) -> tf.Tensor:
+def collapsed_bound(blocks, Xs, sets, y, dtype) -> tf.Tensor:
     """Titsias's lower bound on ``log p(y)`` over all data sets at once.
 
     With ``As = A Lambda^-1/2``, ``B = I + As As'`` (``LB`` its Cholesky factor) and
@@ -100,17 +121,15 @@ def collapsed_bound(kernel, Z, Xs, sets, y, identity, jitter: float, dtype) -> t
                 - 0.5 y' Lambda^-1 y + 0.5 c'c - 0.5 sum (kxx - colsum A^2) / Lambda
 
     Args:
+        blocks: ``inducing_blocks(...)`` of the data sets' points and operators.
         Xs: one tensor of points per data set.
-        sets: the data sets (their ``terms`` and ``noise``).
+        sets: the data sets (their ``noise``).
         y: the standardised targets, concatenated, shape (N,).
-        identity: the terms of ``Identity`` for the input dimension.
-        jitter: the relative jitter of ``Kzz``.
     """
-    chol_z = inducing_cholesky(kernel, Z, identity, jitter)
-    A, kxx, noise = _stacked(kernel, Z, chol_z, Xs, sets, identity, dtype)
+    _, A, kxx, noise = _stacked(*blocks, Xs, sets, dtype)
     root = tf.sqrt(noise)
     As = A / root
-    M = tf.shape(Z)[0]
+    M = tf.shape(A)[0]
     chol_b = tf.linalg.cholesky(tf.eye(M, dtype=dtype) + tf.matmul(As, As, transpose_b=True))
     c = tf.linalg.triangular_solve(chol_b, tf.linalg.matvec(As, y / root)[:, None], lower=True)
     N = tf.cast(tf.shape(y)[0], dtype)
@@ -124,15 +143,18 @@ def collapsed_bound(kernel, Z, Xs, sets, y, identity, jitter: float, dtype) -> t
     )
 
 
-def optimal_posterior(kernel, Z, Xs, sets, y, identity, jitter: float, dtype) -> tuple:
+def optimal_posterior(blocks, Xs, sets, y, dtype) -> tuple:
     """``(m, Ls)`` of the ``q(v)`` that attains ``collapsed_bound``:
     ``S = B^-1``, ``m = B^-1 A Lambda^-1 y``."""
-    chol_z = inducing_cholesky(kernel, Z, identity, jitter)
-    A, _, noise = _stacked(kernel, Z, chol_z, Xs, sets, identity, dtype)
-    As = A / tf.sqrt(noise)
-    M = tf.shape(Z)[0]
-    eye = tf.eye(M, dtype=dtype)
-    chol_b = tf.linalg.cholesky(eye + tf.matmul(As, As, transpose_b=True))
-    m = tf.linalg.cholesky_solve(chol_b, tf.linalg.matvec(A, y / noise)[:, None])[:, 0]
-    S = tf.linalg.cholesky_solve(chol_b, eye)
+    _, A, _, noise = _stacked(*blocks, Xs, sets, dtype)
+    precision = tf.eye(tf.shape(A)[0], dtype=dtype) + tf.matmul(A / noise, A, transpose_b=True)
+    return posterior_from_precision(precision, tf.linalg.matvec(A, y / noise))
+
+
+def posterior_from_precision(precision, theta) -> tuple:
+    """``(m, Ls)`` with ``S = Ls Ls' = precision^-1`` and ``m = S theta``."""
+    eye = tf.eye(tf.shape(precision)[0], dtype=precision.dtype)
+    chol = tf.linalg.cholesky(0.5 * (precision + tf.transpose(precision)))
+    S = tf.linalg.cholesky_solve(chol, eye)
+    m = tf.linalg.cholesky_solve(chol, theta[:, None])[:, 0]
     return m, tf.linalg.cholesky(0.5 * (S + tf.transpose(S)))
