@@ -137,7 +137,7 @@ class SparsePIGP(Model):
         noise_f: the same for the f data.
         dims: column names of X when the operator declares none.
         dtype: ``"float64"`` (default) or ``"float32"``.
-        jitter: relative diagonal jitter of ``Kzz`` (default 1e-6 in float64,
+        jitter: relative diagonal jitter of ``Kzz`` (default 1e-10 in float64,
             1e-4 in float32).
         standardize: divide the targets by the RMS of the u data, as ``PIGP``.
 
@@ -163,7 +163,7 @@ class SparsePIGP(Model):
     ):
         dtype_ = check.as_dtype(dtype)
         if jitter is None:
-            jitter = 1e-6 if dtype_ == tf.float64 else 1e-4
+            jitter = 1e-10 if dtype_ == tf.float64 else 1e-4
         super().__init__(kernel, operator, noise_u, noise_f, dims, dtype, jitter, standardize, name)
         if inducing_points is not None:
             inducing_points = check.as_inputs("inducing_points", inducing_points)
@@ -237,6 +237,8 @@ class SparsePIGP(Model):
         learning_rate: float = 0.01,
         seed: int = 0,
         natural_step: float | None = 0.1,
+        optimal_q: bool = True,
+        warm_start: int | None = 2048,
         verbose: bool = False,
         callback=None,
     ) -> SparsePIGP:
@@ -259,6 +261,17 @@ class SparsePIGP(Model):
             natural_step: the stochastic method's natural-gradient step size for
                 ``q`` (in (0, 1]; Adam trains the other parameters), or None to
                 train ``q`` with Adam too.
+            optimal_q: after the stochastic method's steps, set ``q`` to its optimum
+                for the final parameters by one pass over the data in chunks
+                (O(N M^2) time, O(M^2) memory; about one epoch of steps), instead
+                of keeping the last iterate, which still carries the minibatches'
+                noise.
+            warm_start: before the stochastic method's steps, fit the parameters to
+                Titsias's bound on a random subset of this many values (each data
+                set in proportion, at least one value each) with L-BFGS (at most
+                200 iterations): minibatch gradients are noisy, and a good start
+                saves thousands of their steps. None: start from the current
+                values.
             verbose: show a progress bar.
             callback: ``callback(step, loss, model)`` after every 250 steps and
                 after the last; returning ``True`` stops early.
@@ -282,6 +295,12 @@ class SparsePIGP(Model):
             raise ValueError(
                 f"natural_step: expected a number in (0, 1] or None, got {natural_step!r}"
             )
+        if warm_start is not None and not (
+            isinstance(warm_start, (int, np.integer)) and warm_start >= 1
+        ):
+            raise ValueError(
+                f"warm_start: expected a positive number of values or None, got {warm_start!r}"
+            )
         if not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed: expected an integer, got {seed!r}")
         data = self._prepare(X_u, y_u, X_f, y_f, observations)
@@ -302,6 +321,8 @@ class SparsePIGP(Model):
             if method == "collapsed":
                 self._fit_collapsed(int(steps), optimizer, wrapped, progress)
             else:
+                if warm_start is not None and steps > 0:
+                    self._warm_start(int(warm_start), int(seed))
                 self._fit_stochastic(
                     int(steps),
                     int(batch_size),
@@ -311,6 +332,8 @@ class SparsePIGP(Model):
                     wrapped,
                     progress,
                 )
+                if optimal_q and steps > 0:
+                    self._set_optimal_q()
         finally:
             if progress is not None:
                 progress.close()
@@ -330,6 +353,18 @@ class SparsePIGP(Model):
         return CollapsedObjective(
             self._blocks(), self.data.sets, self.inducing, variables, self.dtype, trainable
         )
+
+    def _warm_start(self, count: int, seed: int, iterations: int = 200) -> None:
+        """L-BFGS on the collapsed bound of ``count`` random values (see ``fit``)."""
+        rng = np.random.default_rng(seed)
+        sizes = self.batch_sizes(count)
+        Xs, ys = [], []
+        for s, b in zip(self.data.sets, sizes):
+            index = rng.choice(len(s.X), b, replace=False)
+            Xs.append(tf.constant(s.X[index], self.dtype))
+            ys.append(s.y[index] / self.data.y_scale)
+        y = tf.constant(np.concatenate(ys), self.dtype)
+        training.minimize_lbfgs(self.collapsed_objective(), tuple(Xs), y, iterations)
 
     def _fit_collapsed(self, steps, optimizer, callback, progress) -> None:
         objective = self.collapsed_objective()

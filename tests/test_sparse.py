@@ -71,7 +71,7 @@ def test_one_natural_step_of_size_one_on_the_full_batch_gives_the_optimal_q():
     model.q_sqrt.assign(np.eye(10))
     model.fit(
         X_u, y_u, X_f, y_f, method="stochastic", steps=1, batch_size=50,
-        learning_rate=1e-300, natural_step=1.0,
+        learning_rate=1e-300, natural_step=1.0, warm_start=None, optimal_q=False,
     )  # fmt: skip
     np.testing.assert_allclose(model.q_mu.numpy(), m, rtol=1e-7, atol=1e-9)
     S = np.tril(model.q_sqrt.numpy()) @ np.tril(model.q_sqrt.numpy()).T
@@ -86,7 +86,7 @@ def test_the_minibatch_losses_of_one_epoch_average_to_the_negative_elbo():
     assert model.batch_sizes(12) == [8, 4]
     model.fit(
         X_u, y_u, X_f, y_f, method="stochastic", steps=5, batch_size=12,
-        learning_rate=1e-300, natural_step=None,
+        learning_rate=1e-300, natural_step=None, warm_start=None, optimal_q=False,
     )  # fmt: skip
     np.testing.assert_allclose(np.mean(model.history), -model.elbo(), rtol=1e-10)
     assert np.std(model.history) > 1e-3 * abs(np.mean(model.history))  # the batches differ
@@ -126,6 +126,7 @@ def test_save_and_load_predict_the_same(tmp_path):
         ({}, {"batch_size": 0}, "batch_size"),
         ({}, {"natural_step": 1.5}, "natural_step"),
         ({}, {"seed": 0.5}, "seed"),
+        ({}, {"warm_start": 0}, "warm_start"),
     ],
 )
 def test_bad_settings_are_refused_before_anything_changes(settings, arguments, message):
