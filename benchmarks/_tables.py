@@ -143,6 +143,39 @@ def memory() -> str:
     )
 
 
+def scale() -> str:
+    """``benchmarks/scale.py``: the sparse model, GPflow's SVGP and the exact PIGP."""
+    data = _load("scale")
+    names = {"sparse": "SparsePIGP", "svgp": "GPflow SVGP (u only)", "exact": "exact PIGP, 4000"}
+    rows = []
+    for r in data["rows"]:
+        if "error" in r:
+            continue
+        method = names[r["method"]] + (", u-only batches" if r.get("u_only") else "")
+        step = r.get("step_seconds")
+        values = r["n"] + (10_000 if r["regime"] == "sensor" else 1000)
+        if r["method"] == "svgp" or r.get("u_only"):
+            values = r["n"] if r["regime"] == "sensor" and r["method"] != "exact" else 1000
+        rows.append(
+            (
+                r["regime"],
+                method,
+                f"{r['n']:,}",
+                r.get("m", "–"),
+                f"{r['relative_l2']:.2e}",
+                f"{r['coverage']:.3f}",
+                seconds(r["seconds"]),
+                r["steps"],
+                seconds(step),
+                seconds(None if step is None else step * values / data["batch_size"]),
+                f"{r['peak_rss_gib']:.2f} GiB",
+            )
+        )
+    header = ("data", "method", "N", "M", "rel. L2 of u", "95% cover", "time", "steps",
+              "step", "epoch", "peak RSS")  # fmt: skip
+    return _table(header, rows)
+
+
 TABLES = {
     "performance-steps-float64": lambda: performance_steps("float64"),
     "performance-steps-float32": lambda: performance_steps("float32"),
@@ -152,6 +185,7 @@ TABLES = {
     "performance-cold-start": performance_cold_start,
     "performance-prediction": performance_prediction,
     "memory": memory,
+    "scale": scale,
 }
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ TUTORIALS = [
     "choosing_a_kernel",
     "plotting",
     "uncertainty",
+    "large_data",
 ]
 
 
@@ -123,6 +124,7 @@ PAGES = {
             "Learning a PDE coefficient",
             "Choosing a kernel",
             "Uncertainty in a PDE coefficient",
+            "Large data sets",
             "Plotting and diagnostics",
         ],
     ),
@@ -133,6 +135,7 @@ PAGES = {
     "tutorials/choosing_a_kernel/": (6, []),
     "tutorials/plotting/": (0, []),
     "tutorials/uncertainty/": (3, []),
+    "tutorials/large_data/": (6, []),
     "performance/": (12, ["Memory needed for N points"]),
     "peers/": (0, []),
     "reliability/": (0, []),
@@ -144,6 +147,7 @@ PAGES = {
             "load(path, custom_objects=None)",
         ],
     ),
+    "api/sparse/": (0, ["SparsePIGP(kernel, operator, num_inducing=128, inducing_points=None,"]),
     "api/data/": (0, ['Observations(X, y, operator=Identity, noise=1e-06, name="data"']),
     "api/parameters/": (
         0,
