@@ -52,8 +52,12 @@ def test_with_inducing_points_at_the_u_data_the_bound_and_predictions_are_the_ex
 
 def test_the_elbo_at_the_optimal_q_is_the_collapsed_bound():
     X_u, y_u, X_f, y_f = heat_data(30, 40)
+    X_n = np.stack([np.zeros(10), np.linspace(0.05, 1, 10)], axis=1)
+    u_x = np.pi * np.exp(-X_n[:, 1])  # Neumann data at x = 0
+    neumann = pigp.Observations(X_n, u_x, operators.D(0), name="flux")
     model = pigp.SparsePIGP(fixed_kernel(), operators.heat(1.0), num_inducing=12)
-    model.fit(X_u, y_u, X_f, y_f, method="collapsed", steps=0)
+    model.fit(X_u, y_u, X_f, y_f, observations=[neumann], method="collapsed", steps=0)
+    assert model.data.names == ["u", "f", "flux"]
     Xs, y = model.data.tensors(model.dtype)
     bound = -model.collapsed_objective().loss(Xs, y.numpy())
     np.testing.assert_allclose(model.elbo(), bound, rtol=1e-9)
@@ -101,6 +105,32 @@ def test_the_stochastic_fit_learns_the_heat_solution():
     truth, _ = heat_solution(X)
     assert np.linalg.norm(mean - truth) / np.linalg.norm(truth) < 1e-2
     assert 0.8 < np.mean(np.abs(mean - truth) < 1.96 * np.sqrt(var)) <= 1.0
+
+
+def test_the_gradient_in_the_inducing_points_is_the_finite_difference_one():
+    X_u, y_u, X_f, y_f = heat_data(20, 20)
+    model = pigp.SparsePIGP(
+        fixed_kernel(), operators.heat(1.0), num_inducing=6, train_inducing=True
+    )
+    model.fit(X_u, y_u, X_f, y_f, method="collapsed", steps=0)
+    objective = model.collapsed_objective()
+    Xs, y = model.data.tensors(model.dtype)
+    assert objective.variables[-1] is model.inducing
+    _, grads = objective.loss_and_gradient(Xs, y)
+    Z, h = model.inducing.numpy(), 1e-6
+    for i, j in [(0, 0), (3, 1), (5, 0)]:
+        losses = []
+        for sign in (1, -1):
+            shifted = Z.copy()
+            shifted[i, j] += sign * h
+            model.inducing.assign(shifted)
+            losses.append(objective.loss(Xs, y.numpy()))
+        model.inducing.assign(Z)
+        np.testing.assert_allclose(
+            grads[-1].numpy()[i, j], (losses[0] - losses[1]) / (2 * h), rtol=1e-5
+        )
+    model.fit(X_u, y_u, X_f, y_f, method="collapsed", steps=30, learning_rate=0.01)
+    assert not np.allclose(model.inducing.numpy(), Z)
 
 
 def test_save_and_load_predict_the_same(tmp_path):
