@@ -246,17 +246,19 @@ class SparsePIGP(Model):
 
         Args:
             X_u, y_u, X_f, y_f, observations: the data, as for ``PIGP.fit``.
-            method: ``"collapsed"`` (Titsias's bound over all data each step, then
-                ``q`` in closed form; O(N M^2) time and O(N M) memory per step; the
-                more accurate per second up to ~10^5 values), ``"stochastic"`` (the
-                ELBO on minibatches, Adam on the parameters and ``q``; O(B M^2) per
-                step, any N, data-parallel under ``tf.distribute``), or ``"auto"``
-                (collapsed up to ``COLLAPSED_UP_TO`` = 20,000 values).
-            steps: Adam steps.
+            method: ``"collapsed"`` (Titsias's bound over all data, which is
+                deterministic, maximised with SciPy's L-BFGS-B, then ``q`` in closed
+                form; O(N M^2) time and O(N M) memory per iteration), ``"stochastic"``
+                (the ELBO on minibatches: Adam on the parameters, natural-gradient
+                steps on ``q``; O(B M^2) per step, memory independent of N,
+                data-parallel under ``tf.distribute``), or ``"auto"`` (collapsed up to
+                ``COLLAPSED_UP_TO`` = 20,000 values).
+            steps: Adam steps (stochastic), or at most this many L-BFGS-B
+                iterations (collapsed; it usually stops well before 2000).
             batch_size: B, the global minibatch size of the stochastic method,
                 shared among the data sets in proportion to their sizes (each set
                 at least 1).
-            learning_rate: Adam's step size.
+            learning_rate: Adam's step size (stochastic).
             seed: places the inducing points and orders the minibatches.
             natural_step: the stochastic method's natural-gradient step size for
                 ``q`` (in (0, 1]; Adam trains the other parameters), or None to
@@ -273,8 +275,8 @@ class SparsePIGP(Model):
                 saves thousands of their steps. None: start from the current
                 values.
             verbose: show a progress bar.
-            callback: ``callback(step, loss, model)`` after every 250 steps and
-                after the last; returning ``True`` stops early.
+            callback: ``callback(step, loss, model)`` after every 250 stochastic steps
+                and after the last; returning ``True`` stops early.
 
         Returns:
             self.
@@ -369,7 +371,9 @@ class SparsePIGP(Model):
     def _fit_collapsed(self, steps, optimizer, callback, progress) -> None:
         objective = self.collapsed_objective()
         Xs, y = self.data.tensors(self.dtype)
-        history = training.minimize_adam(objective, Xs, y, steps, optimizer, callback, progress)
+        history = training.minimize_lbfgs(objective, Xs, y, steps)
+        if progress is not None:
+            progress.update(len(history.losses))
         self.history = history.losses
         self._set_optimal_q()
 
