@@ -24,7 +24,7 @@ from .kernels import Kernel
 from .operators import Identity, Operator
 from .parameters import Parameter
 
-__all__ = ["Model", "representable", "progress_bar"]
+__all__ = ["Model", "check_training", "representable", "progress_bar"]
 
 
 class Model(tf.Module):
@@ -237,6 +237,15 @@ class Model(tf.Module):
 
     def _restore_state(self, arrays) -> None:
         """The inverse of ``_state_arrays``, at ``pigp.load``."""
+
+
+def check_training(steps, learning_rate) -> None:
+    """``ValueError`` unless ``steps`` is an integer >= 0 and ``learning_rate`` a
+    positive finite number."""
+    if not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
+    if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
+        raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
 
 
 def representable(values: np.ndarray, what: str) -> np.ndarray:

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from . import _validation as check
 from . import io, memory, training
-from .base import Model, progress_bar, representable
+from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag
 from .data import Data, data_set
 from .kernels import Kernel
@@ -135,10 +135,7 @@ class PIGP(Model):
             raise ValueError(
                 f"optimizer: expected 'adam', 'lbfgs' or 'adam+lbfgs', got {optimizer!r}"
             )
-        if not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
-        if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
-            raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
+        check_training(steps, learning_rate)
         data = self._prepare(X_u, y_u, X_f, y_f, observations)
         memory.check_fit(sum(data.sizes))
         # The kernel checks its shapes against the inputs before creating anything.

@@ -16,7 +16,6 @@ do not depend on the number of replicas, so neither do the losses.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -24,7 +23,7 @@ import tensorflow as tf
 
 from . import _validation as check
 from . import training
-from .base import Model, progress_bar, representable
+from .base import Model, check_training, progress_bar, representable
 from .covariance import block
 from .kernels import Kernel
 from .operators import Identity, Operator
@@ -285,12 +284,9 @@ class SparsePIGP(Model):
             raise ValueError(
                 f"method: expected 'auto', 'collapsed' or 'stochastic', got {method!r}"
             )
-        if not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"steps: expected a non-negative integer, got {steps!r}")
+        check_training(steps, learning_rate)
         if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 1):
             raise ValueError(f"batch_size: expected a positive integer, got {batch_size!r}")
-        if not (isinstance(learning_rate, (int, float)) and 0 < learning_rate < math.inf):
-            raise ValueError(f"learning_rate: expected a positive number, got {learning_rate!r}")
         if natural_step is not None and not (
             isinstance(natural_step, (int, float)) and 0 < natural_step <= 1
         ):
