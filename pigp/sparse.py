@@ -10,7 +10,8 @@ proportion to its size (``b_i ~ B N_i / N``, each value weighted ``N_i / b_i``,
 so the ELBO estimate is unbiased), and are split across the replicas of the
 ``tf.distribute`` strategy the model was created under: each replica computes
 its share of the global batch, the losses and gradients are summed across
-replicas, and every replica applies the same Adam update. The global batches
+replicas, and every replica applies the same update (Adam for the parameters,
+a natural-gradient step for q). The global batches
 do not depend on the number of replicas, so neither do the losses.
 """
 
@@ -317,7 +318,7 @@ class SparsePIGP(Model):
         wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
         try:
             if method == "collapsed":
-                self._fit_collapsed(int(steps), optimizer, wrapped, progress)
+                self._fit_collapsed(int(steps), progress)
             else:
                 if warm_start is not None and steps > 0:
                     self._warm_start(int(warm_start), int(seed))
@@ -364,7 +365,7 @@ class SparsePIGP(Model):
         y = tf.constant(np.concatenate(ys), self.dtype)
         training.minimize_lbfgs(self.collapsed_objective(), tuple(Xs), y, iterations)
 
-    def _fit_collapsed(self, steps, optimizer, callback, progress) -> None:
+    def _fit_collapsed(self, steps, progress) -> None:
         objective = self.collapsed_objective()
         Xs, y = self.data.tensors(self.dtype)
         history = training.minimize_lbfgs(objective, Xs, y, steps)
