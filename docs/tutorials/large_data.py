@@ -51,7 +51,8 @@ def report(model, seconds):
     error = np.linalg.norm(mean - truth) / np.linalg.norm(truth)
     covered = np.mean(np.abs(mean - truth) <= 1.96 * np.sqrt(var))
     print(
-        f"{seconds:5.1f} s   relative L2 of u {error:.2e}   95% band covers {covered:.1%}"
+        f"{seconds:5.1f} s   relative L2 of u {error:.2e}   "
+        f"95% band covers {covered:.1%}"
     )
     return mean
 
@@ -119,9 +120,9 @@ mean = report(model, time.perf_counter() - start)
 # Which to use: the collapsed bound while an evaluation over all values is
 # affordable and they fit in memory as an $N \times M$ block (here, on 22 000
 # values, it reached the same error as the stochastic fit in less time); beyond
-# that, the stochastic bound, whose memory does not grow with N. Both need M large enough for the field: the
-# error stops falling with N once the inducing points, not the data, limit
-# it; raise `num_inducing` then.
+# that, the stochastic bound, whose memory does not grow with N. Both need M
+# large enough for the field: the error stops falling with N once the inducing
+# points, not the data, limit it; raise `num_inducing` then.
 #
 # ## What the physics buys when u is scarce
 #
@@ -192,8 +193,12 @@ fig.tight_layout()
 # ```python
 # strategy = tf.distribute.MirroredStrategy()  # every visible GPU
 # with strategy.scope():
-#     model = pigp.SparsePIGP(kernels.SquaredExponential(), operators.heat(1.0), num_inducing=512)
-# model.fit(X_u, y_u, X_f, y_f, method="stochastic", batch_size=4096, steps=5000)
+#     model = pigp.SparsePIGP(
+#         kernels.SquaredExponential(), operators.heat(1.0), num_inducing=512
+#     )
+# model.fit(
+#     X_u, y_u, X_f, y_f, method="stochastic", batch_size=4096, steps=5000
+# )
 # ```
 #
 # On several machines, run the same script on each, with `TF_CONFIG` naming
@@ -201,11 +206,10 @@ fig.tight_layout()
 # `tf.distribute.MultiWorkerMirroredStrategy()` as the strategy:
 #
 # ```bash
-# # on host-a                                        # on host-b
-# export TF_CONFIG='{"cluster": {"worker":           export TF_CONFIG='{"cluster": {"worker":
-#   ["host-a:12345", "host-b:12345"]},                 ["host-a:12345", "host-b:12345"]},
-#   "task": {"type": "worker", "index": 0}}'           "task": {"type": "worker", "index": 1}}'
-# python train.py                                    python train.py
+# # on host-a (index 1 on host-b)
+# export TF_CONFIG='{"cluster": {"worker": ["host-a:12345", "host-b:12345"]},
+#                    "task": {"type": "worker", "index": 0}}'
+# python train.py
 # ```
 #
 # Every worker reads the whole data set and draws the same global batches
