@@ -107,9 +107,9 @@ class Model(tf.Module):
 
     # ----- data ----------------------------------------------------------------------
     def _prepare(self, X_u, y_u, X_f, y_f, observations) -> Data:
-        """Validate ``fit``'s data (``ValueError`` naming the argument) and build the
-        kernel's parameters for their inputs; nothing of the model changes."""
-        data = prepare(
+        """Validate ``fit``'s data (``ValueError`` naming the argument) with this
+        model's kernel, operator, noise parameters and settings; nothing changes."""
+        return prepare(
             self.kernel,
             self.operator,
             self.noise_u,
@@ -122,7 +122,6 @@ class Model(tf.Module):
             self.dims,
             self.standardize,
         )
-        return data
 
     def _require_data(self):
         if self.data is None:

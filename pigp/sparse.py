@@ -43,7 +43,7 @@ __all__ = ["SparsePIGP", "CollapsedObjective", "inducing_points", "COLLAPSED_UP_
 
 #: ``method="auto"`` uses the collapsed bound up to this many data values.
 COLLAPSED_UP_TO = 20_000
-STEPS_PER_CALL = 50  # stochastic steps per compiled call (callbacks every 250)
+STEPS_PER_CALL = 50  # stochastic steps per compiled call (callbacks every 250, as Adam's)
 
 
 def inducing_points(X: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
@@ -563,7 +563,7 @@ class SparsePIGP(Model):
                 progress.set_postfix(loss=f"{losses[-1]:.6g}")
             if (
                 callback is not None
-                and (done % 250 == 0 or done == steps)
+                and (done % training.STEPS_PER_CALL == 0 or done == steps)
                 and callback(done, float(losses[-1])) is True
             ):
                 break
@@ -574,13 +574,13 @@ class SparsePIGP(Model):
                 stacklevel=3,
             )
 
-    def _chunk_statistics(self, s, jit: bool = True):
+    def _chunk_statistics(self, s):
         """A compiled ``(X, y, mask) -> (P, r, ell)`` for chunks of data set ``s``: its
         values' ``P = sum a a' / noise``, ``r = sum a y / noise`` and the sum of their
         expected log likelihoods under the current ``q`` (``mask`` 0 for padding)."""
         key = ("statistics", s.name, tuple((id(c), i) for c, i in s.terms))
         if key not in self._programs:
-            blocks = self._blocks((s.terms,), jit)
+            blocks = self._blocks((s.terms,))
 
             def statistics(X, y, mask):
                 Z, m, Ls = self._variational()

@@ -30,7 +30,6 @@ from .covariance import block, block_diag
 
 __all__ = [
     "inducing_blocks",
-    "inducing_cholesky",
     "projection",
     "marginals",
     "expected_log_likelihood",
@@ -63,11 +62,6 @@ def inducing_blocks(kernel, Z, Xs, identity: list, terms: list, jitter: float) -
     Kzx = [block(kernel, Z, X, identity, t) for X, t in zip(Xs, terms)]
     kxx = [block_diag(kernel, X, t, t) for X, t in zip(Xs, terms)]
     return Kzz, Kzx, kxx
-
-
-def inducing_cholesky(kernel, Z: tf.Tensor, identity: list, jitter: float) -> tf.Tensor:
-    """``Lz``: the lower Cholesky factor of ``Kzz + jitter * mean(diag Kzz) I``."""
-    return tf.linalg.cholesky(inducing_blocks(kernel, Z, (), identity, (), jitter)[0])
 
 
 def projection(chol_z, Kzx) -> tf.Tensor:
