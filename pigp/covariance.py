@@ -16,7 +16,14 @@ import tensorflow as tf
 
 from .derivatives import partials
 
-__all__ = ["operator_pair", "block", "block_diag", "joint", "check_smoothness"]
+__all__ = [
+    "operator_pair",
+    "separable_partials",
+    "block",
+    "block_diag",
+    "joint",
+    "check_smoothness",
+]
 
 
 def check_smoothness(kernel, terms, what: str) -> None:
@@ -48,15 +55,18 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
     d = x1.shape[-1]
     weights = defaultdict(list)
     if kernel.stationary:
-        columns = tf.unstack(x1 - x2, axis=-1)
-
-        def function(cols):
-            return kernel.stationary_pair(tf.stack(cols, axis=-1))
-
         for c_left, a in left:
             for c_right, b in right:
                 key = tuple(i + j for i, j in zip(a, b))
                 weights[key].append((-1.0) ** sum(b) * c_left.value(dtype) * c_right.value(dtype))
+        r = [x1[..., c] - x2[..., c] for c in range(d)]
+        factors = kernel.separable(dtype)
+        if factors is not None:
+            values = separable_partials(factors, r, weights.keys())
+        else:
+            values = partials(
+                lambda cols: kernel.stationary_pair(tf.stack(cols, axis=-1)), r, weights.keys()
+            )
     else:
         shape = tf.broadcast_dynamic_shape(tf.shape(x1), tf.shape(x2))
         columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + tf.unstack(
@@ -69,12 +79,43 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
         for c_left, a in left:
             for c_right, b in right:
                 weights[tuple(a) + tuple(b)].append(c_left.value(dtype) * c_right.value(dtype))
-    values = partials(function, columns, weights.keys())
+        values = partials(function, columns, weights.keys())
     total = None
     for key, coefficients in weights.items():
         term = tf.add_n(coefficients) * values[key]
         total = term if total is None else total + term
     return total
+
+
+def separable_partials(factors, r: list, indices) -> dict:
+    """Partial derivatives of ``k(r) = sum_q w_q prod_c g_qc(r_c)`` in ``r``.
+
+    ``d^a k = sum_q w_q prod_c g_qc^(a_c)(r_c)``: only one-column functions are
+    differentiated (by nested tapes, ``pigp.derivatives.partials``), each to
+    the highest order its column needs, and each once for all indices.
+
+    Args:
+        factors: ``[(w_q, [g_q0, g_q1, ...])]``, as ``Kernel.separable`` returns.
+        r: the columns of the difference ``x1 - x2``, tensors of one shape.
+        indices: multi-indices (tuples of ``len(r)`` orders).
+
+    Returns:
+        dict: ``{index: d^index k}``.
+    """
+    indices = list(set(indices))
+    orders = [sorted({index[c] for index in indices}) for c in range(len(r))]
+    out = {}
+    for weight, functions in factors:
+        columns = [
+            partials(lambda cols, g=g: g(cols[0]), [column], [(k,) for k in needed])
+            for g, column, needed in zip(functions, r, orders)
+        ]
+        for index in indices:
+            term = weight
+            for c, k in enumerate(index):
+                term = term * columns[c][(k,)]
+            out[index] = term if index not in out else out[index] + term
+    return out
 
 
 def block(kernel, X1: tf.Tensor, X2: tf.Tensor, left: list, right: list) -> tf.Tensor:
