@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import tensorflow as tf
 
 from .derivatives import partials
@@ -39,6 +40,42 @@ def check_smoothness(kernel, terms, what: str) -> None:
         )
 
 
+def _weights(kernel, left: list, right: list, dtype) -> dict:
+    """``{multi-index: [coefficient products]}`` of ``L k M'``: for a stationary kernel
+    indices into ``r = x1 - x2`` (``a + b``, signed ``(-1)^|b|``), else into
+    ``(x1, x2)`` (``a`` then ``b``)."""
+    weights = defaultdict(list)
+    for c_left, a in left:
+        for c_right, b in right:
+            product = c_left.value(dtype) * c_right.value(dtype)
+            if kernel.stationary:
+                key = tuple(i + j for i, j in zip(a, b))
+                weights[key].append((-1.0) ** sum(b) * product)
+            else:
+                weights[tuple(a) + tuple(b)].append(product)
+    return weights
+
+
+def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
+    """``{index: derivative}`` of the kernel on pair tensors, for ``_weights``'s indices."""
+    d = x1.shape[-1]
+    if kernel.stationary:
+        r = [x1[..., c] - x2[..., c] for c in range(d)]
+        factors = kernel.separable(x1.dtype)
+        if factors is not None:
+            return separable_partials(factors, r, indices)
+        return partials(lambda cols: kernel.stationary_pair(tf.stack(cols, axis=-1)), r, indices)
+    shape = tf.broadcast_dynamic_shape(tf.shape(x1), tf.shape(x2))
+    columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + tf.unstack(
+        tf.broadcast_to(x2, shape), num=d, axis=-1
+    )
+
+    def function(cols):
+        return kernel.pair(tf.stack(cols[:d], axis=-1), tf.stack(cols[d:], axis=-1))
+
+    return partials(function, columns, indices)
+
+
 def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list) -> tf.Tensor:
     """``L k M'`` on pair tensors ``x1``, ``x2`` of shape ``(..., d)`` (broadcastable).
 
@@ -51,35 +88,8 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
     Returns:
         A tensor of the broadcast shape ``(...)``.
     """
-    dtype = x1.dtype
-    d = x1.shape[-1]
-    weights = defaultdict(list)
-    if kernel.stationary:
-        for c_left, a in left:
-            for c_right, b in right:
-                key = tuple(i + j for i, j in zip(a, b))
-                weights[key].append((-1.0) ** sum(b) * c_left.value(dtype) * c_right.value(dtype))
-        r = [x1[..., c] - x2[..., c] for c in range(d)]
-        factors = kernel.separable(dtype)
-        if factors is not None:
-            values = separable_partials(factors, r, weights.keys())
-        else:
-            values = partials(
-                lambda cols: kernel.stationary_pair(tf.stack(cols, axis=-1)), r, weights.keys()
-            )
-    else:
-        shape = tf.broadcast_dynamic_shape(tf.shape(x1), tf.shape(x2))
-        columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + tf.unstack(
-            tf.broadcast_to(x2, shape), num=d, axis=-1
-        )
-
-        def function(cols):
-            return kernel.pair(tf.stack(cols[:d], axis=-1), tf.stack(cols[d:], axis=-1))
-
-        for c_left, a in left:
-            for c_right, b in right:
-                weights[tuple(a) + tuple(b)].append(c_left.value(dtype) * c_right.value(dtype))
-        values = partials(function, columns, weights.keys())
+    weights = _weights(kernel, left, right, x1.dtype)
+    values = _partials(kernel, x1, x2, weights.keys())
     total = None
     for key, coefficients in weights.items():
         term = tf.add_n(coefficients) * values[key]
@@ -128,12 +138,20 @@ def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
     return operator_pair(kernel, X, X, left, right)
 
 
+#: Joint sizes up to which ``joint`` evaluates the kernel's derivatives on the whole
+#: matrix at once rather than block by block (fewer operations to trace and compile;
+#: each derivative is evaluated on all N^2 pairs, not only on its blocks').
+WHOLE_UP_TO = 1000
+
+
 def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     """``K``: the joint covariance of data sets, noise and jitter included.
 
     Block ``(i, j)`` is ``L_i L_j' k`` at ``(Xs[i], Xs[j])``; each diagonal block
     gets its set's noise variance plus ``jitter`` times the mean of its own
-    diagonal (held constant in gradients).
+    diagonal (held constant in gradients). Up to ``WHOLE_UP_TO`` points the
+    derivatives are taken once on all pairs and each block picks its terms
+    with a matrix of coefficients (``_joint_whole``); beyond, block by block.
 
     Args:
         kernel: the prior covariance of u.
@@ -147,6 +165,9 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     Returns:
         A tensor of shape (N, N), ``N = sum(n_i)``.
     """
+    sizes = [int(X.shape[0]) for X in Xs]
+    if len(Xs) > 1 and sum(sizes) <= WHOLE_UP_TO:
+        return _joint_whole(kernel, Xs, sets, jitter, dtype)
     rows = [[None] * len(Xs) for _ in Xs]
     for i, (Xi, si) in enumerate(zip(Xs, sets)):
         for j in range(i, len(Xs)):
@@ -157,3 +178,40 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
         extra = si.noise.value(dtype) + jitter * tf.stop_gradient(tf.reduce_mean(diag))
         rows[i][i] = tf.linalg.set_diag(Kii, diag + extra)
     return tf.concat([tf.concat(row, axis=1) for row in rows], axis=0)
+
+
+def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
+    """``joint`` with each derivative of the kernel evaluated once on all pairs.
+
+    ``K = sum_a (E C_a E') * d^a k`` over the multi-indices ``a`` any block needs,
+    ``C_a[i, j]`` the coefficient of ``d^a k`` in block ``(i, j)`` and ``E`` the
+    (N, S) indicator of which set each point is in. Upper blocks are computed
+    and mirrored, so ``K`` is exactly symmetric.
+    """
+    sizes = [int(X.shape[0]) for X in Xs]
+    count = len(Xs)
+    membership = np.repeat(np.arange(count), sizes)
+    E = tf.constant(np.eye(count)[membership], dtype)
+    X = tf.concat(Xs, axis=0)
+    weights = defaultdict(dict)  # index -> {(i, j): coefficient}, i <= j
+    for i in range(count):
+        for j in range(i, count):
+            for key, coefficients in _weights(kernel, sets[i].terms, sets[j].terms, dtype).items():
+                weights[key][i, j] = tf.add_n(coefficients)
+    values = _partials(kernel, X[:, None, :], X[None, :, :], weights.keys())
+    zero = tf.zeros([], dtype)
+    upper = None
+    for key, entries in weights.items():
+        C = tf.stack(
+            [tf.stack([entries.get((i, j), zero) for j in range(count)]) for i in range(count)]
+        )
+        term = tf.matmul(E, tf.matmul(C, E, transpose_b=True)) * values[key]
+        upper = term if upper is None else upper + term
+    # Blocks (i, j) with i <= j hold their terms, the others 0: mirror the strict upper part.
+    strictly = tf.constant(membership[:, None] < membership[None, :], dtype)
+    K = upper + tf.transpose(upper * strictly)
+    diag = tf.linalg.diag_part(K)
+    means = tf.linalg.matvec(E, diag, transpose_a=True) / tf.constant(sizes, dtype)
+    noise = tf.stack([s.noise.value(dtype) for s in sets])
+    extra = tf.linalg.matvec(E, noise + jitter * tf.stop_gradient(means))
+    return tf.linalg.set_diag(K, diag + extra)

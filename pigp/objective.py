@@ -23,6 +23,7 @@ import scipy.linalg
 import tensorflow as tf
 
 from .covariance import joint
+from .parameters import substituted
 
 __all__ = ["Objective", "gaussian_nll", "LAPACK_FROM"]
 
@@ -54,6 +55,21 @@ def structure(sets) -> tuple:
     return tuple((s.name, terms_key(s.terms), id(s.noise)) for s in sets)
 
 
+def covariance_parameters(kernel, sets) -> list:
+    """Every parameter the joint covariance of ``sets`` depends on, each once: the
+    kernel's, the noise of each set, those in the sets' operator coefficients."""
+    found = list(kernel.parameters.values())
+    for s in sets:
+        found.append(s.noise)
+        for coefficient, _ in s.terms:
+            found.extend(coefficient.parameters)
+    unique = []
+    for p in found:
+        if not any(p is q for q in unique):
+            unique.append(p)
+    return unique
+
+
 class Objective:
     """The negative log marginal likelihood of data sets of a fixed structure.
 
@@ -83,12 +99,16 @@ class Objective:
         self.dtype = dtype
         self.priors = tuple(p for p in priors if p.prior is not None)
         self.signature = self.signature_of(self.variables, self.sets, self.priors)
-        self._gram = tf.function(self.covariance, jit_compile=True, autograph=False)
+        self.parameters = covariance_parameters(kernel, self.sets)
+        # The compiled programs take the parameters' values as arguments: the
+        # constraints' transforms run outside them, and gradients in the values
+        # are taken on to the variables by a tape around the transforms.
+        self._gram = tf.function(self._covariance_at, jit_compile=True, autograph=False)
         # Called from Python, a compiled program is compiled apart from the same
         # program called inside a graph (the training loop); on the TensorFlow
         # path K is therefore taken through a graph too, so that the loss a fit
         # reports and the loss its loop minimised are the same numbers.
-        self._gram_in_graph = tf.function(lambda Xs: self._gram(Xs), autograph=False)
+        self._gram_in_graph = tf.function(lambda Xs: self._gram(Xs, self.values()), autograph=False)
         self._gram_vjp = tf.function(self._vjp, jit_compile=True, autograph=False)
         self._tf_step = tf.function(self.tf_loss_and_gradient, autograph=False)
         self._programs = {}
@@ -126,6 +146,21 @@ class Objective:
         """``K`` at the current parameters (differentiable, not compiled)."""
         return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
 
+    def values(self) -> list:
+        """The constrained values of ``parameters`` (float64 tensors)."""
+        return [p.value(tf.float64) for p in self.parameters]
+
+    def _covariance_at(self, Xs, values) -> tf.Tensor:
+        """``K`` with ``parameters`` at ``values``."""
+        with substituted(self.parameters, values):
+            return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
+
+    def _chain(self, values_tape, values, dvalues) -> list:
+        """Gradients in the values taken on to the variables."""
+        return values_tape.gradient(
+            values, self.variables, output_gradients=dvalues, unconnected_gradients="zero"
+        )
+
     def nll(self, Xs, y) -> tf.Tensor:
         """The loss as a differentiable tensor, through TensorFlow's Cholesky (the
         reference the fast gradients are tested against; the Laplace Hessian)."""
@@ -149,8 +184,9 @@ class Objective:
     def gram(self, Xs) -> np.ndarray:
         """``K`` at the current parameters as the fit computes it (compiled)."""
         n = sum(int(X.shape[0]) for X in Xs)
-        program = self._gram if self.backend(n) == "lapack" else self._gram_in_graph
-        return program(Xs).numpy()
+        if self.backend(n) == "lapack":
+            return self._gram(Xs, self.values()).numpy()
+        return self._gram_in_graph(Xs).numpy()
 
     def loss(self, Xs, y) -> float:
         """The loss at the current parameters (compiled Gram, LAPACK's Cholesky);
@@ -182,18 +218,21 @@ class Objective:
             return self._tf_step(Xs, y)
         raise ValueError(f"backend: expected 'tensorflow', 'lapack' or None, got {backend!r}")
 
-    def _vjp(self, Xs, inverse, alpha):
-        """``dloss/dvariables`` from ``K^-1`` (upper triangle used) and ``alpha``."""
+    def _vjp(self, Xs, values, inverse, alpha):
+        """``dloss/dvalues`` from ``K^-1`` (upper triangle used) and ``alpha``."""
         upper = tf.linalg.band_part(inverse, 0, -1)
         full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
         W = 0.5 * (full - alpha[:, None] * alpha[None, :])
-        with tf.GradientTape() as tape:
-            K = self.covariance(Xs)
-        return tape.gradient(K, self.variables, output_gradients=W, unconnected_gradients="zero")
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(values)
+            K = self._covariance_at(Xs, values)
+        return tape.gradient(K, values, output_gradients=W, unconnected_gradients="zero")
 
     def tf_loss_and_gradient(self, Xs, y):
         """Loss and gradient with TensorFlow's Cholesky; usable inside a graph."""
-        K = self._gram(Xs)
+        with tf.GradientTape() as values_tape:
+            values = self.values()
+        K = self._gram(Xs, values)
         chol = tf.linalg.cholesky(K)
         alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
         loss = gaussian_nll(
@@ -202,13 +241,15 @@ class Objective:
             tf.cast(tf.shape(y)[0], self.dtype),
         )
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
-        grads = self._gram_vjp(Xs, inverse, alpha)
+        grads = self._chain(values_tape, values, self._gram_vjp(Xs, values, inverse, alpha))
         return self._with_penalty(
             tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
         )
 
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
-        K = self._gram(Xs).numpy()
+        with tf.GradientTape() as values_tape:
+            values = self.values()
+        K = self._gram(Xs, values).numpy()
         # K is symmetric, so its C-ordered memory is also K in Fortran order.
         potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
             ("potrf", "potrs", "potri"), (K,)
@@ -221,7 +262,7 @@ class Objective:
         loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
         inverse, _ = potri(chol, lower=1, overwrite_c=1)
         # Fortran lower triangle = upper triangle of the C-ordered transpose.
-        grads = self._gram_vjp(Xs, inverse.T, alpha)
+        grads = self._chain(values_tape, values, self._gram_vjp(Xs, values, inverse.T, alpha))
         return self._with_penalty(
             tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
         )

@@ -8,11 +8,34 @@ Parameters are stored in float64 and cast to a model's dtype where they are used
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-__all__ = ["Parameter", "Coefficient", "softplus", "inverse_softplus"]
+__all__ = ["Parameter", "Coefficient", "softplus", "inverse_softplus", "substituted"]
+
+_substitutes = threading.local()
+
+
+@contextlib.contextmanager
+def substituted(parameters, values):
+    """Within the block, ``parameter.value()`` of each of ``parameters`` is the
+    matching tensor of ``values`` (its constrained value) instead of the one its
+    variable holds (in this thread).
+
+    Compiled programs trace the covariance this way, with the values as their
+    arguments: the constraints' transforms then run outside the program, and
+    the program does not depend on which variables the values came from.
+    """
+    previous = getattr(_substitutes, "values", None)
+    _substitutes.values = {**(previous or {}), **{id(p): v for p, v in zip(parameters, values)}}
+    try:
+        yield
+    finally:
+        _substitutes.values = previous
 
 
 def softplus(x):
@@ -87,7 +110,11 @@ class Parameter(tf.Module):
         )
 
     def value(self, dtype=tf.float64) -> tf.Tensor:
-        """The constrained value as a tensor of ``dtype`` (differentiable)."""
+        """The constrained value as a tensor of ``dtype`` (differentiable), or the
+        tensor given for it by ``substituted``."""
+        given = getattr(_substitutes, "values", None)
+        if given and id(self) in given:
+            return tf.cast(given[id(self)], dtype)
         return tf.cast(tf.convert_to_tensor(self.variable), dtype)
 
     def numpy(self) -> np.ndarray:
