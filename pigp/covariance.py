@@ -10,6 +10,7 @@ taken, and terms sharing ``a + b`` are evaluated once.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -98,14 +99,17 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
 
 
 def separable_partials(factors, r: list, indices) -> dict:
-    """Partial derivatives of ``k(r) = sum_q w_q prod_c g_qc(r_c)`` in ``r``.
+    """Partial derivatives of ``k(r) = sum_q w_q prod_c prod_f phi_qcf(a_qcf r_c)`` in ``r``.
 
-    ``d^a k = sum_q w_q prod_c g_qc^(a_c)(r_c)``: only one-column functions are
-    differentiated (by nested tapes, ``pigp.derivatives.partials``), each to
-    the highest order its column needs, and each once for all indices.
+    Each profile ``phi`` is differentiated by nested tapes in its own argument
+    (no parameters inside, so the graphs stay small), to the highest order its
+    column needs: ``d^k/dr^k phi(a r) = a^k phi^(k)(a r)``. The factors of a
+    column combine by Leibniz's rule, the columns by multiplication:
+    ``d^index k = sum_q w_q prod_c (prod_f phi_qcf(a_qcf r_c))^(index_c)``.
 
     Args:
-        factors: ``[(w_q, [g_q0, g_q1, ...])]``, as ``Kernel.separable`` returns.
+        factors: ``[(w_q, [[(a, phi), ...] per column])]``, as ``Kernel.separable``
+            returns.
         r: the columns of the difference ``x1 - x2``, tensors of one shape.
         indices: multi-indices (tuples of ``len(r)`` orders).
 
@@ -113,19 +117,35 @@ def separable_partials(factors, r: list, indices) -> dict:
         dict: ``{index: d^index k}``.
     """
     indices = list(set(indices))
-    orders = [sorted({index[c] for index in indices}) for c in range(len(r))]
+    top = [max(index[c] for index in indices) for c in range(len(r))]
     out = {}
-    for weight, functions in factors:
-        columns = [
-            partials(lambda cols, g=g: g(cols[0]), [column], [(k,) for k in needed])
-            for g, column, needed in zip(functions, r, orders)
-        ]
+    for weight, columns in factors:
+        derivatives = []  # per column: [d^0, d^1, ..., d^top] of the column's product
+        for c, column in enumerate(columns):
+            product = None
+            for scale, profile in column:
+                values = partials(
+                    lambda z, profile=profile: profile(z[0]),
+                    [scale * r[c]],
+                    [(k,) for k in range(top[c] + 1)],
+                )
+                these = [values[(0,)]] + [scale**k * values[(k,)] for k in range(1, top[c] + 1)]
+                product = these if product is None else _leibniz(product, these)
+            derivatives.append(product)
         for index in indices:
             term = weight
             for c, k in enumerate(index):
-                term = term * columns[c][(k,)]
+                term = term * derivatives[c][k]
             out[index] = term if index not in out else out[index] + term
     return out
+
+
+def _leibniz(f: list, g: list) -> list:
+    """Derivatives ``(f g)^(k) = sum_j binom(k, j) f^(j) g^(k - j)`` from those of ``f``
+    and ``g`` (lists indexed by order)."""
+    return [
+        tf.add_n([math.comb(k, j) * f[j] * g[k - j] for j in range(k + 1)]) for k in range(len(f))
+    ]
 
 
 def block(kernel, X1: tf.Tensor, X2: tf.Tensor, left: list, right: list) -> tf.Tensor:

@@ -103,11 +103,7 @@ class Parameter(tf.Module):
     @property
     def unconstrained(self) -> tf.Variable:
         """The ``tf.Variable`` an optimiser trains."""
-        return (
-            self.variable.trainable_variables[0]
-            if self.variable.trainable_variables
-            else self.variable.pretransformed_input
-        )
+        return self.variable.pretransformed_input
 
     def value(self, dtype=tf.float64) -> tf.Tensor:
         """The constrained value as a tensor of ``dtype`` (differentiable), or the

@@ -132,7 +132,8 @@ class History:
 
 
 def _adam_program(objective, optimizer: Adam):
-    """``n`` Adam steps on TensorFlow's back end in one compiled call."""
+    """``n`` Adam steps on TensorFlow's back end in one compiled call, then the loss
+    and gradient where they left the variables (``n = 0``: only those)."""
     variables = objective.variables
 
     def steps(Xs, y, n, state):
@@ -151,14 +152,23 @@ def _adam_program(objective, optimizer: Adam):
                 state,
             ),
         )
-        return losses.stack(), taken.stack(), state
+        losses, taken = losses.stack(), taken.stack()
+        with tf.control_dependencies([losses]):
+            loss, grads = objective.tf_loss_and_gradient(Xs, y)
+        return losses, taken, state, loss, grads
 
     return tf.function(steps, autograph=False)
 
 
+def _tf_program(objective, optimizer: Adam):
+    """The compiled program of ``_adam_program``, kept with the objective."""
+    return objective.program(("adam loop", optimizer), lambda: _adam_program(objective, optimizer))
+
+
 def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
-    """Run ``steps`` Adam steps from ``state``, yielding ``(losses, taken, state)`` after
-    each compiled call.
+    """Run ``steps`` Adam steps from ``state``, yielding ``(losses, taken, state,
+    final)`` after each compiled call, ``final`` the loss at the variables the call
+    left (None on LAPACK's back end, which does not compute it).
 
     On TensorFlow's back end one call runs as many steps as take about
     ``SECONDS_PER_CALL`` (measured as it goes, at most 250, never across a multiple
@@ -172,9 +182,7 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
             ("adam update", optimizer), lambda: tf.function(optimizer.update, autograph=False)
         )
     else:
-        program = objective.program(
-            ("adam loop", optimizer), lambda: _adam_program(objective, optimizer)
-        )
+        program = _tf_program(objective, optimizer)
     done, size = 0, 1
     while done < steps:
         n = min(size, STEPS_PER_CALL - done % STEPS_PER_CALL, steps - done)
@@ -185,15 +193,15 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
                 losses[i] = loss.numpy()
                 step, state = update(loss, grads, objective.variables, state)
                 taken[i] = step.numpy()
-            size = STEPS_PER_CALL
+            size, final = STEPS_PER_CALL, None
         else:
             start = time.perf_counter()
-            losses, taken, state = program(Xs, y, tf.constant(n), state)
-            losses, taken = losses.numpy(), taken.numpy()
+            losses, taken, state, final, _ = program(Xs, y, tf.constant(n), state)
+            losses, taken, final = losses.numpy(), taken.numpy(), float(final.numpy())
             seconds = time.perf_counter() - start
             size = max(1, min(STEPS_PER_CALL, int(SECONDS_PER_CALL * n / max(seconds, 1e-9))))
         done += n
-        yield losses, taken, state
+        yield losses, taken, state, final
 
 
 def minimize_adam(
@@ -228,10 +236,10 @@ def minimize_adam(
     history = History() if history is None else history
     if steps == 0 or not objective.variables:
         return history
-    state, done = optimizer.init(objective.variables), 0
+    state, done, final = optimizer.init(objective.variables), 0, None
     try:
-        # The loop rebinds state on purpose: the finally clause needs the latest one.
-        for losses, taken, state in adam_steps(objective, Xs, y, steps, optimizer, state):  # noqa: B007, B020
+        # The loop rebinds state and final on purpose: the finally clause needs the latest.
+        for losses, taken, state, final in adam_steps(objective, Xs, y, steps, optimizer, state):  # noqa: B007, B020
             history.rejected.extend((len(history.losses) + np.flatnonzero(~taken)).tolist())
             history.losses.extend(losses.tolist())
             done += len(losses)
@@ -245,14 +253,16 @@ def minimize_adam(
             ):
                 break
     finally:
-        _keep_best(objective, Xs, y, state)
+        _keep_best(objective, Xs, y, state, final if done == steps else None)
         history.evaluations = list(history.losses)
     return history
 
 
-def _keep_best(objective, Xs, y, state: AdamState) -> None:
-    """Go back to the best values seen unless the current ones are at least as good."""
-    final = objective.loss(Xs, y.numpy())
+def _keep_best(objective, Xs, y, state: AdamState, final: float | None = None) -> None:
+    """Go back to the best values seen unless the current ones, of loss ``final``
+    (computed if None), are at least as good."""
+    if final is None:
+        final = objective.loss(Xs, y.numpy())
     if not (np.isfinite(final) and final <= state.best_loss.numpy()):
         for b, var in zip(state.best, objective.variables):
             var.assign(b)
@@ -287,9 +297,16 @@ def minimize_lbfgs(
         for v, part, shape in zip(variables, np.split(x, np.cumsum(sizes)[:-1]), shapes):
             v.assign(part.reshape(shape))
 
+    if objective.backend(int(y.shape[0])) == "tensorflow":
+        # The program of Adam's steps run for none: no program of its own to build.
+        program, state = _tf_program(objective, Adam()), Adam().init(variables)
+        evaluate = lambda: program(Xs, y, tf.constant(0), state)[3:]  # noqa: E731
+    else:
+        evaluate = lambda: objective.loss_and_gradient(Xs, y)  # noqa: E731
+
     def function(x):
         assign(x)
-        loss, grads = objective.loss_and_gradient(Xs, y)
+        loss, grads = evaluate()
         loss = float(loss.numpy())
         grad = np.concatenate([g.numpy().reshape(-1) for g in grads])
         if not (np.isfinite(loss) and np.all(np.isfinite(grad))):
