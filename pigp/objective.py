@@ -146,9 +146,9 @@ class Objective:
         """``K`` at the current parameters (differentiable, not compiled)."""
         return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
 
-    def values(self) -> list:
+    def values(self) -> tuple:
         """The constrained values of ``parameters`` (float64 tensors)."""
-        return [p.value(tf.float64) for p in self.parameters]
+        return tuple(p.value(tf.float64) for p in self.parameters)
 
     def _covariance_at(self, Xs, values) -> tf.Tensor:
         """``K`` with ``parameters`` at ``values``."""

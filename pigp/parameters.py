@@ -2,7 +2,9 @@
 
 A ``Parameter`` is read and assigned as its *constrained* value (a positive
 lengthscale, a diffusivity) while the optimiser trains an unconstrained
-``tf.Variable`` behind it, through TensorFlow Probability's softplus bijector.
+``tf.Variable`` behind it: ``value = lower + softplus(v)`` (the softplus of
+TensorFlow Probability's bijector, bit for bit; TFP itself is only needed for
+priors and sampling).
 Parameters are stored in float64 and cast to a model's dtype where they are used.
 """
 
@@ -13,7 +15,6 @@ import threading
 
 import numpy as np
 import tensorflow as tf
-import tensorflow_probability as tfp
 
 __all__ = ["Parameter", "Coefficient", "softplus", "inverse_softplus", "substituted"]
 
@@ -45,9 +46,15 @@ def softplus(x):
 
 
 def inverse_softplus(y):
-    """The inverse of ``softplus``: ``log(exp(y) - 1)`` for ``y > 0`` (NumPy)."""
+    """The inverse of ``softplus``: ``log(exp(y) - 1)`` for ``y > 0`` (NumPy), as
+    TensorFlow Probability's ``softplus_inverse`` computes it (``log y`` below
+    ``4 eps``, ``y`` itself above ``-log(eps) - 2``)."""
     y = np.asarray(y, dtype=np.float64)
-    return y + np.log(-np.expm1(-y))
+    threshold = np.log(np.finfo(np.float64).eps) + 2.0
+    small, large = y < np.exp(threshold), y > -threshold
+    safe = np.where(small | large, 1.0, y)
+    with np.errstate(divide="ignore"):
+        return np.where(small, np.log(y), np.where(large, y, safe + np.log(-np.expm1(-safe))))
 
 
 class Parameter(tf.Module):
@@ -85,16 +92,14 @@ class Parameter(tf.Module):
         self.lower = float(lower)
         if self.positive:
             _check_above(value, self.lower, self.name)
-            bijector = self._above_lower(tfp.bijectors.Softplus())
+            initial = inverse_softplus(value - self.lower)
         else:
-            bijector = tfp.bijectors.Identity()
-        self.variable = tfp.util.TransformedVariable(
-            value, bijector, dtype=tf.float64, trainable=trainable, name=self.name
-        )
+            initial = value
+        self._variable = tf.Variable(initial, dtype=tf.float64, trainable=trainable, name=self.name)
 
     @property
     def shape(self) -> tuple:
-        return tuple(self.variable.shape)
+        return tuple(self._variable.shape)
 
     @property
     def trainable(self) -> bool:
@@ -103,7 +108,7 @@ class Parameter(tf.Module):
     @property
     def unconstrained(self) -> tf.Variable:
         """The ``tf.Variable`` an optimiser trains."""
-        return self.variable.pretransformed_input
+        return self._variable
 
     def value(self, dtype=tf.float64) -> tf.Tensor:
         """The constrained value as a tensor of ``dtype`` (differentiable), or the
@@ -111,15 +116,30 @@ class Parameter(tf.Module):
         given = getattr(_substitutes, "values", None)
         if given and id(self) in given:
             return tf.cast(given[id(self)], dtype)
-        return tf.cast(tf.convert_to_tensor(self.variable), dtype)
+        return tf.cast(self.forward(self._variable), dtype)
+
+    def forward(self, unconstrained) -> tf.Tensor:
+        """The constrained value of an unconstrained tensor (float64)."""
+        x = tf.convert_to_tensor(unconstrained, tf.float64)
+        if not self.positive:
+            return x
+        # TensorFlow Probability's softplus: log1p(exp(x)) below -20, where it is
+        # more accurate than tf.nn.softplus.
+        y = tf.where(x < -20.0, tf.math.log1p(tf.exp(x)), tf.nn.softplus(x))
+        return y + self.lower if self.lower != 0.0 else y
 
     def numpy(self) -> np.ndarray:
-        return tf.convert_to_tensor(self.variable).numpy()
+        return self.forward(self._variable).numpy()
 
     @property
     def bijector(self):
-        """The map from the unconstrained variable to the value."""
-        return self.variable.bijector
+        """The map from the unconstrained variable to the value, as a TensorFlow
+        Probability bijector."""
+        import tensorflow_probability as tfp
+
+        if not self.positive:
+            return tfp.bijectors.Identity()
+        return self._above_lower(tfp.bijectors.Softplus())
 
     def log_prior(self, unconstrained=None, distribution=None, value=None) -> tf.Tensor:
         """``log p(value)`` under ``distribution`` (default: this parameter's prior;
@@ -132,7 +152,7 @@ class Parameter(tf.Module):
         if value is not None:
             value = tf.convert_to_tensor(value, tf.float64)
         elif unconstrained is not None:
-            value = self.bijector.forward(tf.convert_to_tensor(unconstrained, tf.float64))
+            value = self.forward(unconstrained)
         else:
             value = self.value()
         log_prob = tf.cast(distribution.log_prob(value), tf.float64)
@@ -146,6 +166,8 @@ class Parameter(tf.Module):
         exp(w)`` for a positive parameter (the posteriors of scales and variances
         are near Gaussian in log space, and their curvature varies little there),
         the identity otherwise."""
+        import tensorflow_probability as tfp
+
         if not self.positive:
             return tfp.bijectors.Identity()
         return self._above_lower(tfp.bijectors.Exp())
@@ -170,10 +192,14 @@ class Parameter(tf.Module):
             return w
         small = w < -30.0
         safe = tf.where(small, tf.zeros_like(w), w)  # keeps the unused branch's gradient finite
+        import tensorflow_probability as tfp
+
         return tf.where(small, w, tfp.math.softplus_inverse(tf.exp(safe)))
 
     def _above_lower(self, bijector):
         """``lower + bijector(x)``: a map onto the positive reals shifted to ``lower``."""
+        import tensorflow_probability as tfp
+
         if self.lower == 0.0:
             return bijector
         return tfp.bijectors.Chain(
@@ -184,8 +210,12 @@ class Parameter(tf.Module):
         """``log |d value / d unconstrained|`` summed over the elements (leading batch
         dimensions allowed): what turns a density of the value into one of the
         unconstrained variable."""
-        unconstrained = tf.convert_to_tensor(unconstrained, tf.float64)
-        return self.bijector.forward_log_det_jacobian(unconstrained, event_ndims=len(self.shape))
+        x = tf.convert_to_tensor(unconstrained, tf.float64)
+        if not self.positive:
+            return tf.zeros(tf.shape(x)[: len(x.shape) - len(self.shape)], tf.float64)
+        # d softplus(x) / dx = sigmoid(x): its log is -softplus(-x).
+        axes = list(range(len(x.shape) - len(self.shape), len(x.shape)))
+        return tf.reduce_sum(-tf.nn.softplus(-x), axis=axes)
 
     def assign(self, value) -> None:
         """Set the constrained value; raises ``ValueError`` if it breaks the constraint."""
@@ -198,7 +228,8 @@ class Parameter(tf.Module):
             )
         if self.positive:
             _check_above(value, self.lower, self.name)
-        self.variable.assign(value)
+            value = inverse_softplus(value - self.lower)
+        self._variable.assign(value)
 
     @classmethod
     def of(cls, value, name: str) -> Parameter:
@@ -266,6 +297,8 @@ def _check_prior(prior, name: str):
     float64 values, and a prior that could not be saved is refused now)."""
     if prior is None:
         return None
+    import tensorflow_probability as tfp
+
     if isinstance(prior, tfp.distributions.Distribution):
         try:
             return rebuild_distribution(describe_distribution(prior))
@@ -304,6 +337,8 @@ def rebuild_distribution(description: dict | None):
     if description is None:
         return None
     import importlib
+
+    import tensorflow_probability as tfp
 
     module, _, qualname = description["class"].partition(":")
     cls = importlib.import_module(module)

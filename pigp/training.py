@@ -155,7 +155,7 @@ def _adam_program(objective, optimizer: Adam):
         losses, taken = losses.stack(), taken.stack()
         with tf.control_dependencies([losses]):
             loss, grads = objective.tf_loss_and_gradient(Xs, y)
-        return losses, taken, state, loss, grads
+        return losses, taken, state, loss, tuple(grads)
 
     return tf.function(steps, autograph=False)
 
