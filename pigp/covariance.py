@@ -203,35 +203,56 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
 def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     """``joint`` with each derivative of the kernel evaluated once on all pairs.
 
-    ``K = sum_a (E C_a E') * d^a k`` over the multi-indices ``a`` any block needs,
-    ``C_a[i, j]`` the coefficient of ``d^a k`` in block ``(i, j)`` and ``E`` the
-    (N, S) indicator of which set each point is in. Upper blocks are computed
-    and mirrored, so ``K`` is exactly symmetric.
+    ``K = sum_a M_a * d^a k`` over the multi-indices ``a`` any block needs, ``M_a``
+    holding in block ``(i, j)`` the coefficient of ``d^a k`` there: a constant
+    matrix where the coefficients are numbers, else a sum of coefficients times
+    constant block indicators. Everything is elementwise on N x N (one loop once
+    compiled). ``K`` is exactly symmetric: ``d^a k`` at ``-r`` is ``(-1)^|a|``
+    times its value at ``r`` to the bit.
     """
     sizes = [int(X.shape[0]) for X in Xs]
     count = len(Xs)
     membership = np.repeat(np.arange(count), sizes)
-    E = tf.constant(np.eye(count)[membership], dtype)
     X = tf.concat(Xs, axis=0)
-    weights = defaultdict(dict)  # index -> {(i, j): coefficient}, i <= j
+    weights = defaultdict(dict)  # index -> {(i, j): [(number, Coefficient pairs)]}
     for i in range(count):
-        for j in range(i, count):
-            for key, coefficients in _weights(kernel, sets[i].terms, sets[j].terms, dtype).items():
-                weights[key][i, j] = tf.add_n(coefficients)
+        for j in range(count):
+            for key, pairs in _coefficient_pairs(kernel, sets[i].terms, sets[j].terms).items():
+                weights[key][i, j] = pairs
     values = _partials(kernel, X[:, None, :], X[None, :, :], weights.keys())
-    zero = tf.zeros([], dtype)
-    upper = None
+    K = None
     for key, entries in weights.items():
-        C = tf.stack(
-            [tf.stack([entries.get((i, j), zero) for j in range(count)]) for i in range(count)]
-        )
-        term = tf.matmul(E, tf.matmul(C, E, transpose_b=True)) * values[key]
-        upper = term if upper is None else upper + term
-    # Blocks (i, j) with i <= j hold their terms, the others 0: mirror the strict upper part.
-    strictly = tf.constant(membership[:, None] < membership[None, :], dtype)
-    K = upper + tf.transpose(upper * strictly)
+        constant = np.zeros((count, count))
+        varying = None
+        for (i, j), pairs in entries.items():
+            for sign, left, right in pairs:
+                if not (left.parameters or right.parameters):
+                    constant[i, j] += sign * left.constant * right.constant
+                    continue
+                mask = tf.constant((membership[:, None] == i) & (membership[None, :] == j), dtype)
+                part = sign * left.value(dtype) * right.value(dtype) * mask
+                varying = part if varying is None else varying + part
+        term = tf.constant(constant[membership][:, membership], dtype) * values[key]
+        if varying is not None:
+            term += varying * values[key]
+        K = term if K is None else K + term
     diag = tf.linalg.diag_part(K)
-    means = tf.linalg.matvec(E, diag, transpose_a=True) / tf.constant(sizes, dtype)
-    noise = tf.stack([s.noise.value(dtype) for s in sets])
-    extra = tf.linalg.matvec(E, noise + jitter * tf.stop_gradient(means))
-    return tf.linalg.set_diag(K, diag + extra)
+    extra, start = [], 0
+    for n, s in zip(sizes, sets):
+        mean = tf.stop_gradient(tf.reduce_mean(diag[start : start + n]))
+        extra.append(tf.fill([n], s.noise.value(dtype) + jitter * mean))
+        start += n
+    return tf.linalg.set_diag(K, diag + tf.concat(extra, axis=0))
+
+
+def _coefficient_pairs(kernel, left: list, right: list) -> dict:
+    """``_weights`` unevaluated: ``{index: [(sign, left Coefficient, right Coefficient)]}``."""
+    pairs = defaultdict(list)
+    for c_left, a in left:
+        for c_right, b in right:
+            if kernel.stationary:
+                key = tuple(i + j for i, j in zip(a, b))
+                pairs[key].append(((-1.0) ** sum(b), c_left, c_right))
+            else:
+                pairs[tuple(a) + tuple(b)].append((1.0, c_left, c_right))
+    return pairs

@@ -31,6 +31,11 @@ from .uncertainty import laplace
 
 __all__ = ["PIGP", "load"]
 
+#: With ``optimizer="adam+lbfgs"``, Adam hands over to L-BFGS-B early, at a multiple of
+#: 250 steps, once those 250 steps lowered the loss by less than this fraction of
+#: all that Adam has lowered it (``pigp.training.minimize_adam``'s ``stall``).
+ADAM_STALL = None
+
 
 class PIGP(Model):
     """Physics-informed GP regression for a linear operator ``f = L u``.
@@ -149,8 +154,17 @@ class PIGP(Model):
         adam, lbfgs = training.History(), training.History()
         try:
             if optimizer in ("adam", "adam+lbfgs"):
+                stall = ADAM_STALL if optimizer == "adam+lbfgs" else None
                 self._adam(
-                    objective, Xs, y, int(steps), float(learning_rate), verbose, callback, adam
+                    objective,
+                    Xs,
+                    y,
+                    int(steps),
+                    float(learning_rate),
+                    verbose,
+                    callback,
+                    adam,
+                    stall,
                 )
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
@@ -178,12 +192,20 @@ class PIGP(Model):
             self._warn_if_noise_explains_data()
         return self
 
-    def _adam(self, objective, Xs, y, steps, learning_rate, verbose, callback, history):
+    def _adam(self, objective, Xs, y, steps, learning_rate, verbose, callback, history, stall):
         progress = progress_bar(steps, verbose)
         wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
         try:
             training.minimize_adam(
-                objective, Xs, y, steps, training.Adam(learning_rate), wrapped, progress, history
+                objective,
+                Xs,
+                y,
+                steps,
+                training.Adam(learning_rate),
+                wrapped,
+                progress,
+                history,
+                stall,
             )
         finally:
             if progress is not None:

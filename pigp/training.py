@@ -213,6 +213,7 @@ def minimize_adam(
     callback=None,
     progress=None,
     history: History | None = None,
+    stall: float | None = None,
 ) -> History:
     """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
 
@@ -227,6 +228,10 @@ def minimize_adam(
         progress: an object with ``update(n)`` and ``set_postfix(...)`` (tqdm).
         history: a ``History`` to fill (so that an interrupted run's is kept);
             default a new one.
+        stall: stop early, at a multiple of 250 steps, when those 250 steps
+            lowered the best loss by less than ``stall`` times all that the run has
+            lowered it (Adam has slowed to a crawl that L-BFGS-B covers in a few
+            iterations); None runs all ``steps``.
 
     Returns:
         The ``History``. The variables are left at the lowest loss seen,
@@ -236,7 +241,8 @@ def minimize_adam(
     history = History() if history is None else history
     if steps == 0 or not objective.variables:
         return history
-    state, done, final = optimizer.init(objective.variables), 0, None
+    state, done, final, completed = optimizer.init(objective.variables), 0, None, False
+    start, bests = len(history.losses), []  # the best loss at each multiple of 250 steps
     try:
         # The loop rebinds state and final on purpose: the finally clause needs the latest.
         for losses, taken, state, final in adam_steps(objective, Xs, y, steps, optimizer, state):  # noqa: B007, B020
@@ -252,8 +258,18 @@ def minimize_adam(
                 and callback(done, float(losses[-1])) is True
             ):
                 break
+            if stall is not None and done % STEPS_PER_CALL == 0 and done < steps:
+                bests.append(np.nanmin(np.asarray(history.losses[start:], dtype=np.float64)))
+                first = history.losses[start]
+                if len(bests) >= 2 and np.isfinite(first):
+                    gained, recent = first - bests[-1], bests[-2] - bests[-1]
+                    if gained > 0 and recent < stall * gained:
+                        if progress is not None:
+                            progress.update(steps - done)
+                        break
+        completed = True
     finally:
-        _keep_best(objective, Xs, y, state, final if done == steps else None)
+        _keep_best(objective, Xs, y, state, final if completed else None)
         history.evaluations = list(history.losses)
     return history
 
