@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import OrderedDict
 
 import numpy as np
 import scipy.linalg
 import tensorflow as tf
 
 from .covariance import joint
-from .parameters import substituted
+from .kernels import Kernel
+from .parameters import Parameter, substituted
 
 __all__ = ["Objective", "gaussian_nll", "LAPACK_FROM"]
 
@@ -70,6 +72,72 @@ def covariance_parameters(kernel, sets) -> list:
     return unique
 
 
+#: Compiled covariance programs kept for objectives of the same structure, most recent last.
+SHARED_PROGRAMS = 16
+_shared = OrderedDict()
+
+
+def structure_key(kernel, sets, parameters, jitter: float, dtype):
+    """What the covariance programs of an objective depend on besides the values of
+    its parameters (which are their arguments): the kernel's class and settings,
+    each set's operator terms and noise, which parameter sits where. None where the
+    kernel does not describe itself (``get_config``)."""
+    place = {id(p): i for i, p in enumerate(parameters)}
+
+    def describe(item):
+        if isinstance(item, Parameter):
+            return ("parameter", place.get(id(item)), item.shape)
+        if isinstance(item, Kernel):
+            return (type(item), describe(item.get_config()))
+        if isinstance(item, dict):
+            return tuple((k, describe(v)) for k, v in sorted(item.items()))
+        if isinstance(item, (list, tuple)):
+            return tuple(describe(v) for v in item)
+        if isinstance(item, np.ndarray):
+            return ("array", item.shape, item.tobytes())
+        if item is None or isinstance(item, (bool, int, float, str, np.number)):
+            return item
+        if callable(item):
+            return ("callable", item)
+        raise TypeError(f"cannot describe {item!r}")
+
+    try:
+        kernel_key = describe(kernel)
+    except (NotImplementedError, TypeError):
+        return None
+    sets_key = tuple(
+        (
+            tuple(
+                ((c.constant, tuple((place[id(p)], k) for p, k in c.factors)), tuple(index))
+                for c, index in s.terms
+            ),
+            place[id(s.noise)],
+        )
+        for s in sets
+    )
+    return (kernel_key, sets_key, float(jitter), tf.as_dtype(dtype).name)
+
+
+def _shared_programs(objective) -> tuple:
+    """``(gram, vjp)``: the compiled programs of ``objective``, those of an earlier
+    objective of the same structure where there is one (traced and compiled once)."""
+    key = structure_key(
+        objective.kernel, objective.sets, objective.parameters, objective.jitter, objective.dtype
+    )
+    if key is not None and key in _shared:
+        _shared.move_to_end(key)
+        return _shared[key]
+    programs = (
+        tf.function(objective._covariance_at, jit_compile=True, autograph=False),
+        tf.function(objective._vjp, jit_compile=True, autograph=False),
+    )
+    if key is not None:
+        _shared[key] = programs
+        while len(_shared) > SHARED_PROGRAMS:
+            _shared.popitem(last=False)
+    return programs
+
+
 class Objective:
     """The negative log marginal likelihood of data sets of a fixed structure.
 
@@ -103,13 +171,12 @@ class Objective:
         # The compiled programs take the parameters' values as arguments: the
         # constraints' transforms run outside them, and gradients in the values
         # are taken on to the variables by a tape around the transforms.
-        self._gram = tf.function(self._covariance_at, jit_compile=True, autograph=False)
+        self._gram, self._gram_vjp = _shared_programs(self)
         # Called from Python, a compiled program is compiled apart from the same
         # program called inside a graph (the training loop); on the TensorFlow
         # path K is therefore taken through a graph too, so that the loss a fit
         # reports and the loss its loop minimised are the same numbers.
         self._gram_in_graph = tf.function(lambda Xs: self._gram(Xs, self.values()), autograph=False)
-        self._gram_vjp = tf.function(self._vjp, jit_compile=True, autograph=False)
         self._tf_step = tf.function(self.tf_loss_and_gradient, autograph=False)
         self._programs = {}
 

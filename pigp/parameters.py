@@ -125,7 +125,10 @@ class Parameter(tf.Module):
             return x
         # TensorFlow Probability's softplus: log1p(exp(x)) below -20, where it is
         # more accurate than tf.nn.softplus.
-        y = tf.where(x < -20.0, tf.math.log1p(tf.exp(x)), tf.nn.softplus(x))
+        # The inner where keeps exp from overflowing where its branch is not taken (its
+        # gradient there would be inf * 0 = NaN).
+        small = x < -20.0
+        y = tf.where(small, tf.math.log1p(tf.exp(tf.where(small, x, -20.0))), tf.nn.softplus(x))
         return y + self.lower if self.lower != 0.0 else y
 
     def numpy(self) -> np.ndarray:

@@ -105,3 +105,39 @@ def test_adam_history_has_one_entry_per_step_and_ends_at_the_best():
     model.fit(*data, steps=300, optimizer="adam")
     assert len(model.history) == 300 and model.lbfgs_evaluations == []
     assert -model.log_marginal_likelihood() <= min(model.history) + 1e-9
+
+
+def _heat_model(kernel, diffusivity, rng, n_u, n_f):
+    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity))
+    X_u, X_f = rng.uniform(size=(n_u, 2)), rng.uniform(size=(n_f, 2))
+    model.fit(X_u, np.sin(3 * X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=0, optimizer="adam")
+    return model
+
+
+def _reference_loss_and_gradient(objective, Xs, y):
+    """The loss through the uncompiled covariance read from the variables (no shared
+    program, no substituted values), differentiated by one tape."""
+    with tf.GradientTape() as tape:
+        loss = objective.nll(Xs, y)
+    return float(loss), [g.numpy() for g in tape.gradient(loss, objective.variables)]
+
+
+def test_models_of_one_structure_share_compiled_programs_and_stay_exact():
+    """A second model of the same kernel and operator (other data sizes, values and
+    variables) reuses the first one's compiled covariance programs, and its loss and
+    gradient are its own; a model whose operator differs in a constant does not."""
+    rng = np.random.default_rng(3)
+    first = _heat_model(pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]), 1.0, rng, 12, 15)
+    second = _heat_model(pigp.kernels.SquaredExponential(2.0, [0.6, 0.2]), 1.0, rng, 9, 17)
+    other = _heat_model(pigp.kernels.SquaredExponential(2.0, [0.6, 0.2]), 0.5, rng, 9, 17)
+    assert second.objective()._gram is first.objective()._gram
+    assert second.objective()._gram_vjp is first.objective()._gram_vjp
+    assert other.objective()._gram is not first.objective()._gram
+    for model in (first, second, other):
+        objective = model.objective()
+        Xs, y = model.data.tensors(model.dtype)
+        loss, grads = objective.loss_and_gradient(Xs, y)
+        ref_loss, ref_grads = _reference_loss_and_gradient(objective, Xs, y)
+        assert float(loss) == pytest.approx(ref_loss, rel=1e-10)
+        for g, r in zip(grads, ref_grads):
+            np.testing.assert_allclose(g.numpy(), r, rtol=1e-8, atol=1e-10)
