@@ -24,6 +24,7 @@ __all__ = [
     "block",
     "block_diag",
     "joint",
+    "joint_blocks",
     "check_smoothness",
 ]
 
@@ -161,7 +162,12 @@ def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
 #: Joint sizes up to which ``joint`` evaluates the kernel's derivatives on the whole
 #: matrix at once rather than block by block (fewer operations to trace and compile;
 #: each derivative is evaluated on all N^2 pairs, not only on its blocks').
-WHOLE_UP_TO = 1000
+WHOLE_UP_TO = 499
+
+
+def whole(Xs) -> bool:
+    """Whether ``joint`` takes the derivatives on the whole matrix for these inputs."""
+    return len(Xs) > 1 and sum(int(X.shape[0]) for X in Xs) <= WHOLE_UP_TO
 
 
 def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
@@ -185,19 +191,27 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     Returns:
         A tensor of shape (N, N), ``N = sum(n_i)``.
     """
-    sizes = [int(X.shape[0]) for X in Xs]
-    if len(Xs) > 1 and sum(sizes) <= WHOLE_UP_TO:
+    if whole(Xs):
         return _joint_whole(kernel, Xs, sets, jitter, dtype)
-    rows = [[None] * len(Xs) for _ in Xs]
+    upper = joint_blocks(kernel, Xs, sets, jitter, dtype)
+    rows = [
+        [upper[i, j] if i <= j else tf.transpose(upper[j, i]) for j in range(len(Xs))]
+        for i in range(len(Xs))
+    ]
+    return tf.concat([tf.concat(row, axis=1) for row in rows], axis=0)
+
+
+def joint_blocks(kernel, Xs, sets, jitter: float, dtype) -> dict:
+    """The blocks ``(i, j)``, ``i <= j``, of ``joint`` (block by block): ``{(i, j): K_ij}``,
+    the diagonal ones with their noise and jitter."""
+    blocks = {}
     for i, (Xi, si) in enumerate(zip(Xs, sets)):
         for j in range(i, len(Xs)):
-            Kij = block(kernel, Xi, Xs[j], si.terms, sets[j].terms)
-            rows[i][j], rows[j][i] = Kij, tf.transpose(Kij)
-        Kii = rows[i][i]
-        diag = tf.linalg.diag_part(Kii)
+            blocks[i, j] = block(kernel, Xi, Xs[j], si.terms, sets[j].terms)
+        diag = tf.linalg.diag_part(blocks[i, i])
         extra = si.noise.value(dtype) + jitter * tf.stop_gradient(tf.reduce_mean(diag))
-        rows[i][i] = tf.linalg.set_diag(Kii, diag + extra)
-    return tf.concat([tf.concat(row, axis=1) for row in rows], axis=0)
+        blocks[i, i] = tf.linalg.set_diag(blocks[i, i], diag + extra)
+    return blocks
 
 
 def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg
 import tensorflow as tf
 
-from .covariance import joint
+from .covariance import joint, joint_blocks, whole
 from .kernels import Kernel
 from .parameters import Parameter, substituted
 
@@ -286,14 +286,39 @@ class Objective:
         raise ValueError(f"backend: expected 'tensorflow', 'lapack' or None, got {backend!r}")
 
     def _vjp(self, Xs, values, inverse, alpha):
-        """``dloss/dvalues`` from ``K^-1`` (upper triangle used) and ``alpha``."""
-        upper = tf.linalg.band_part(inverse, 0, -1)
-        full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
-        W = 0.5 * (full - alpha[:, None] * alpha[None, :])
+        """``dloss/dvalues`` from ``K^-1`` (its upper triangle is used) and ``alpha``.
+
+        ``dloss = tr(W dK)`` with ``W = (K^-1 - alpha alpha') / 2``. Where ``joint``
+        goes block by block, so does this: block ``(i, j)``, ``i < j``, of the upper
+        triangle stands for itself and its mirror (cotangent ``2 W_ij``), and only the
+        diagonal blocks are symmetrised, so no N x N matrix is formed twice.
+        """
+        sizes = [int(X.shape[0]) for X in Xs]
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(values)
-            K = self._covariance_at(Xs, values)
-        return tape.gradient(K, values, output_gradients=W, unconnected_gradients="zero")
+            with substituted(self.parameters, values):
+                if whole(Xs):
+                    blocks = {(0, 0): joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)}
+                    sizes = [sum(sizes)]
+                else:
+                    blocks = joint_blocks(self.kernel, Xs, self.sets, self.jitter, self.dtype)
+        starts = np.cumsum([0] + sizes)
+        cotangents = []
+        for i, j in blocks:
+            rows, columns = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
+            outer = alpha[rows, None] * alpha[None, columns]
+            if i == j:
+                upper = tf.linalg.band_part(inverse[rows, columns], 0, -1)
+                full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
+                cotangents.append(0.5 * (full - outer))
+            else:
+                cotangents.append(inverse[rows, columns] - outer)
+        return tape.gradient(
+            list(blocks.values()),
+            values,
+            output_gradients=cotangents,
+            unconnected_gradients="zero",
+        )
 
     def tf_loss_and_gradient(self, Xs, y):
         """Loss and gradient with TensorFlow's Cholesky; usable inside a graph."""
