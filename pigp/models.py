@@ -20,9 +20,9 @@ import tensorflow as tf
 from . import _validation as check
 from . import io, memory, training
 from .base import Model, check_training, progress_bar, representable
-from .covariance import block, block_diag
+from .covariance import block, block_diag, check_smoothness
 from .data import Data, data_set
-from .kernels import Kernel
+from .kernels import Kernel, SpectralMixture, SquaredExponential
 from .objective import Objective, terms_key
 from .operators import Operator
 from .parameters import Parameter
@@ -30,6 +30,12 @@ from .posterior import CHUNK, Posterior
 from .uncertainty import laplace
 
 __all__ = ["PIGP", "load"]
+
+#: The kernels ``PIGP(kernel="auto")`` chooses from, by name.
+AUTO_KERNELS = {
+    "SquaredExponential": lambda: SquaredExponential(),
+    "SpectralMixture": lambda: SpectralMixture(1),
+}
 
 #: With ``optimizer="adam+lbfgs"``, Adam hands over to L-BFGS-B early, at a multiple of
 #: 250 steps, once those 250 steps lowered the loss by less than this fraction of
@@ -41,7 +47,11 @@ class PIGP(Model):
     """Physics-informed GP regression for a linear operator ``f = L u``.
 
     Args:
-        kernel: the prior covariance of u, a ``pigp.kernels.Kernel``.
+        kernel: the prior covariance of u, a ``pigp.kernels.Kernel``, or ``"auto"``:
+            the first ``fit`` fits a ``SquaredExponential`` and a one-component
+            ``SpectralMixture`` from the same start and keeps the one of higher log
+            marginal likelihood (``model.kernel_choice`` has both); it costs both fits
+            (``AUTO_KERNELS``).
         operator: the operator L, e.g. ``pigp.operators.heat(diffusivity=1.0)``.
         noise_u: initial noise variance of the u data (learned; in standardised
             units, so the default 1e-3 suits noise-free and noisy data), a
@@ -67,7 +77,7 @@ class PIGP(Model):
 
     def __init__(
         self,
-        kernel: Kernel,
+        kernel: Kernel | str,
         operator: Operator,
         noise_u=1e-3,
         noise_f=1e-3,
@@ -77,7 +87,16 @@ class PIGP(Model):
         standardize: bool = True,
         name: str | None = None,
     ):
+        self._candidates = ()
+        if isinstance(kernel, str):
+            if kernel != "auto":
+                raise ValueError(
+                    f"kernel: expected a pigp.kernels.Kernel or 'auto', got {kernel!r}"
+                )
+            self._candidates = tuple(make() for make in AUTO_KERNELS.values())
+            kernel = self._candidates[0]
         super().__init__(kernel, operator, noise_u, noise_f, dims, dtype, jitter, standardize, name)
+        self.kernel_choice: dict = {}
         self.lbfgs_evaluations: list = []
         self.rejected_steps: list = []
         self._objective = None  # rebuilt when the variables or the data's structure change
@@ -143,6 +162,16 @@ class PIGP(Model):
         check_training(steps, learning_rate)
         data = self._prepare(X_u, y_u, X_f, y_f, observations)
         memory.check_fit(sum(data.sizes))
+        if self._candidates:
+            arguments = dict(
+                observations=observations,
+                steps=steps,
+                learning_rate=learning_rate,
+                optimizer=optimizer,
+                verbose=verbose,
+                callback=callback,
+            )
+            return self._choose_kernel(data, (X_u, y_u, X_f, y_f), arguments)
         # The kernel checks its shapes against the inputs before creating anything.
         self.kernel.build(np.concatenate([s.X for s in data.sets]))
 
@@ -190,6 +219,53 @@ class PIGP(Model):
             )
         if steps > 0:
             self._warn_if_noise_explains_data()
+        return self
+
+    def _choose_kernel(self, data, arrays, arguments) -> PIGP:
+        """``fit`` with each of ``AUTO_KERNELS`` from the same start; keep the one of
+        higher log marginal likelihood."""
+        for s in data.sets:  # the kernels must accept the data before anything trains
+            for candidate in self._candidates:
+                check_smoothness(candidate, s.terms, "observations")
+        others = []  # what every candidate starts from: the parameters outside the kernel
+        for s in data.sets:
+            for p in (s.noise, *(q for c, _ in s.terms for q in c.parameters)):
+                if not any(p is q for q in others):
+                    others.append(p)
+        start = [p.unconstrained.numpy() for p in others]
+        fitted = []
+        candidates, self._candidates = self._candidates, ()
+        try:
+            for candidate in candidates:
+                for p, value in zip(others, start):
+                    p.unconstrained.assign(value)
+                self.kernel, self._objective, self._outputs = candidate, None, {}
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    self.fit(*arrays, **arguments)
+                fitted.append(
+                    (
+                        self.log_marginal_likelihood(),
+                        candidate,
+                        [p.unconstrained.numpy() for p in others],
+                        (self.history, self.lbfgs_evaluations, self.rejected_steps),
+                        caught,
+                    )
+                )
+        except BaseException:
+            self._candidates = candidates
+            raise
+        names = list(AUTO_KERNELS)
+        self.kernel_choice = {name: f[0] for name, f in zip(names, fitted)}
+        best = max(range(len(fitted)), key=lambda i: fitted[i][0])
+        lml, kernel, values, histories, caught = fitted[best]
+        for p, value in zip(others, values):
+            p.unconstrained.assign(value)
+        self.kernel, self._objective, self._outputs, self._posterior = kernel, None, {}, None
+        self.history, self.lbfgs_evaluations, self.rejected_steps = histories
+        for w in caught:  # the chosen fit's warnings only
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.posterior()
         return self
 
     def _adam(self, objective, Xs, y, steps, learning_rate, verbose, callback, history, stall):

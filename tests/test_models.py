@@ -218,3 +218,35 @@ def test_laplace_holds_fixed_what_curves_down_and_says_so():
         std["kernel.lengthscales"], conditional["kernel.lengthscales"], rtol=1e-9
     )
     assert np.all(np.isfinite(conditional["kernel.lengthscales"]))
+
+
+@pytest.mark.slow
+def test_auto_kernel_keeps_the_fit_of_higher_marginal_likelihood():
+    """kernel="auto" fits each candidate from the same start (the diffusivity and the
+    noises too) and keeps the better: the same numbers as fitting each alone."""
+    rng = np.random.default_rng(0)
+    X_u, X_f = rng.uniform(size=(20, 2)), rng.uniform(size=(20, 2))
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])  # noqa: E731
+    data = (X_u, u(X_u), X_f, (4 * np.pi**2 - 1) * u(X_f))
+
+    def fitted(kernel):
+        alpha = pigp.Parameter(2.0, name="diffusivity")
+        return pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha)).fit(*data)
+
+    auto = fitted("auto")
+    alone = {name: fitted(make()) for name, make in pigp.models.AUTO_KERNELS.items()}
+    for name, model in alone.items():
+        assert auto.kernel_choice[name] == pytest.approx(model.log_marginal_likelihood(), rel=1e-9)
+    best = max(alone, key=lambda name: alone[name].log_marginal_likelihood())
+    assert best == "SpectralMixture"  # a single Fourier mode in x: the spectral mixture's case
+    assert type(auto.kernel).__name__ == best
+    X = rng.uniform(size=(30, 2))
+    np.testing.assert_allclose(auto.predict(X)[0], alone[best].predict(X)[0], rtol=1e-9)
+    assert auto.parameter_values()["operator.diffusivity"] == pytest.approx(
+        alone[best].parameter_values()["operator.diffusivity"], rel=1e-9
+    )
+
+
+def test_auto_kernel_is_the_only_string_accepted():
+    with pytest.raises(ValueError, match="kernel: expected a pigp.kernels.Kernel or 'auto'"):
+        pigp.PIGP("se", pigp.operators.heat(1.0))
