@@ -109,6 +109,23 @@ def performance_cold_start() -> str:
     return _table(("fresh process, README quick start", "time"), rows)
 
 
+def performance_kernels() -> str:
+    """The kernels on Raissi's inverse problem, in a fresh process."""
+    rows = [
+        (
+            r["seed"],
+            r["kernel"].replace("_", " "),
+            r["chosen"],
+            seconds(r["fit_s"]),
+            f"{r['relative_l2']:.2e}",
+            f"{r['alpha_error']:.1e}",
+        )
+        for r in _load("performance")["raissi_kernels"]
+    ]
+    header = ("seed", "kernel", "fitted", "fit", "rel. L2 of u", "|α − 1|")
+    return _table(header, rows)
+
+
 def performance_prediction() -> str:
     rows = [
         (
@@ -183,6 +200,7 @@ TABLES = {
     "performance-parts-float32": lambda: performance_parts("float32"),
     "performance-readme": performance_readme,
     "performance-cold-start": performance_cold_start,
+    "performance-kernels": performance_kernels,
     "performance-prediction": performance_prediction,
     "memory": memory,
     "scale": scale,
