@@ -122,7 +122,7 @@ def performance_kernels() -> str:
         )
         for r in _load("performance")["raissi_kernels"]
     ]
-    header = ("seed", "kernel", "fitted", "fit", "rel. L2 of u", "|α − 1|")
+    header = ("seed", "kernel", "fitted", "fit", "rel. L2 of u", "α error")
     return _table(header, rows)
 
 
