@@ -99,7 +99,11 @@ def laplace(objective, Xs, y, parameters) -> dict:
         with tf.GradientTape() as tape:
             value = tf.reduce_sum(p.value())
         slope = tape.gradient(value, p.unconstrained).numpy().reshape(-1)
-        std = np.abs(slope) * np.sqrt(variance[offset : offset + size])
+        part = variance[offset : offset + size]
+        # No curvature is an infinite std, also where the value has stopped moving with
+        # its variable (a noise variance rounded to 0: slope 0, and 0 * inf is NaN).
+        with np.errstate(invalid="ignore"):
+            std = np.where(np.isinf(part), np.inf, np.abs(slope) * np.sqrt(part))
         out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
         offset += size
     return out

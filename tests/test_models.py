@@ -250,3 +250,17 @@ def test_auto_kernel_keeps_the_fit_of_higher_marginal_likelihood():
 def test_auto_kernel_is_the_only_string_accepted():
     with pytest.raises(ValueError, match="kernel: expected a pigp.kernels.Kernel or 'auto'"):
         pigp.PIGP("se", pigp.operators.heat(1.0))
+
+
+def test_laplace_std_is_inf_not_nan_where_a_value_rounded_to_its_bound():
+    """A noise variance whose variable sank to -930 is 0.0 in float64: its slope is 0
+    and the loss has no curvature along it; its std is inf, never NaN."""
+    X_u, y_u, X_f, y_f = heat_data(n_f=12)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.4, 0.6]), pigp.operators.heat(1.0))
+    model.fit(X_u, y_u, X_f, y_f, steps=0)
+    model.noise_u.unconstrained.assign(-930.0)
+    assert model.parameter_values()["noise_u"] == 0.0
+    with pytest.warns(RuntimeWarning):
+        std = model.parameter_uncertainty()
+    assert std["noise_u"] == np.inf
+    assert all(np.all(~np.isnan(v)) for v in std.values())
