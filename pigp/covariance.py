@@ -43,19 +43,14 @@ def check_smoothness(kernel, terms, what: str) -> None:
 
 
 def _weights(kernel, left: list, right: list, dtype) -> dict:
-    """``{multi-index: [coefficient products]}`` of ``L k M'``: for a stationary kernel
-    indices into ``r = x1 - x2`` (``a + b``, signed ``(-1)^|b|``), else into
-    ``(x1, x2)`` (``a`` then ``b``)."""
-    weights = defaultdict(list)
-    for c_left, a in left:
-        for c_right, b in right:
-            product = c_left.value(dtype) * c_right.value(dtype)
-            if kernel.stationary:
-                key = tuple(i + j for i, j in zip(a, b))
-                weights[key].append((-1.0) ** sum(b) * product)
-            else:
-                weights[tuple(a) + tuple(b)].append(product)
-    return weights
+    """``{multi-index: [coefficient products]}`` of ``L k M'``: ``_coefficient_pairs``
+    evaluated."""
+    return {
+        key: [
+            sign * (c_left.value(dtype) * c_right.value(dtype)) for sign, c_left, c_right in pairs
+        ]
+        for key, pairs in _coefficient_pairs(kernel, left, right).items()
+    }
 
 
 def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
@@ -209,8 +204,9 @@ def joint_blocks(kernel, Xs, sets, jitter: float, dtype) -> dict:
         for j in range(i, len(Xs)):
             blocks[i, j] = block(kernel, Xi, Xs[j], si.terms, sets[j].terms)
         diag = tf.linalg.diag_part(blocks[i, i])
-        extra = si.noise.value(dtype) + jitter * tf.stop_gradient(tf.reduce_mean(diag))
-        blocks[i, i] = tf.linalg.set_diag(blocks[i, i], diag + extra)
+        blocks[i, i] = tf.linalg.set_diag(
+            blocks[i, i], diag + _diagonal_extra(diag, si.noise, jitter, dtype)
+        )
     return blocks
 
 
@@ -253,14 +249,15 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     diag = tf.linalg.diag_part(K)
     extra, start = [], 0
     for n, s in zip(sizes, sets):
-        mean = tf.stop_gradient(tf.reduce_mean(diag[start : start + n]))
-        extra.append(tf.fill([n], s.noise.value(dtype) + jitter * mean))
+        extra.append(tf.fill([n], _diagonal_extra(diag[start : start + n], s.noise, jitter, dtype)))
         start += n
     return tf.linalg.set_diag(K, diag + tf.concat(extra, axis=0))
 
 
 def _coefficient_pairs(kernel, left: list, right: list) -> dict:
-    """``_weights`` unevaluated: ``{index: [(sign, left Coefficient, right Coefficient)]}``."""
+    """``{multi-index: [(sign, left Coefficient, right Coefficient)]}`` of ``L k M'``: for a
+    stationary kernel indices into ``r = x1 - x2`` (``a + b``, sign ``(-1)^|b|``), else
+    into ``(x1, x2)`` (``a`` then ``b``, sign 1)."""
     pairs = defaultdict(list)
     for c_left, a in left:
         for c_right, b in right:
@@ -270,3 +267,9 @@ def _coefficient_pairs(kernel, left: list, right: list) -> dict:
             else:
                 pairs[tuple(a) + tuple(b)].append((1.0, c_left, c_right))
     return pairs
+
+
+def _diagonal_extra(diag, noise, jitter: float, dtype) -> tf.Tensor:
+    """What a data set's diagonal block gets on its diagonal: its noise variance plus
+    ``jitter`` times the mean of the block's ``diag`` (held constant in gradients)."""
+    return noise.value(dtype) + jitter * tf.stop_gradient(tf.reduce_mean(diag))

@@ -23,7 +23,7 @@ from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
 from .data import Data, data_set
 from .kernels import Kernel, SpectralMixture, SquaredExponential
-from .objective import Objective, terms_key
+from .objective import Objective, data_parameters, terms_key
 from .operators import Operator
 from .parameters import Parameter
 from .posterior import CHUNK, Posterior
@@ -227,11 +227,7 @@ class PIGP(Model):
         for s in data.sets:  # the kernels must accept the data before anything trains
             for candidate in self._candidates:
                 check_smoothness(candidate, s.terms, "observations")
-        others = []  # what every candidate starts from: the parameters outside the kernel
-        for s in data.sets:
-            for p in (s.noise, *(q for c, _ in s.terms for q in c.parameters)):
-                if not any(p is q for q in others):
-                    others.append(p)
+        others = data_parameters(data.sets)  # every candidate starts from their values
         start = [p.unconstrained.numpy() for p in others]
         fitted = []
         candidates, self._candidates = self._candidates, ()

@@ -57,16 +57,24 @@ def structure(sets) -> tuple:
     return tuple((s.name, terms_key(s.terms), id(s.noise)) for s in sets)
 
 
+def data_parameters(sets) -> list:
+    """The parameters of data sets, each once: each set's noise and those in its
+    operator's coefficients."""
+    return _unique(
+        p for s in sets for p in (s.noise, *(q for c, _ in s.terms for q in c.parameters))
+    )
+
+
 def covariance_parameters(kernel, sets) -> list:
     """Every parameter the joint covariance of ``sets`` depends on, each once: the
-    kernel's, the noise of each set, those in the sets' operator coefficients."""
-    found = list(kernel.parameters.values())
-    for s in sets:
-        found.append(s.noise)
-        for coefficient, _ in s.terms:
-            found.extend(coefficient.parameters)
+    kernel's, then ``data_parameters``."""
+    return _unique([*kernel.parameters.values(), *data_parameters(sets)])
+
+
+def _unique(parameters) -> list:
+    """``parameters`` in order, each object once."""
     unique = []
-    for p in found:
+    for p in parameters:
         if not any(p is q for q in unique):
             unique.append(p)
     return unique

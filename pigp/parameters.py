@@ -191,12 +191,12 @@ class Parameter(tf.Module):
         ``softplus^-1(exp(w))`` of a positive parameter, without the detour through
         ``lower + exp(w)`` (which rounds to ``lower`` far below 0) and with a finite
         derivative everywhere (it tends to ``w`` as ``w -> -inf``); ``w`` otherwise."""
+        import tensorflow_probability as tfp
+
         if not self.positive:
             return w
         small = w < -30.0
         safe = tf.where(small, tf.zeros_like(w), w)  # keeps the unused branch's gradient finite
-        import tensorflow_probability as tfp
-
         return tf.where(small, w, tfp.math.softplus_inverse(tf.exp(safe)))
 
     def _above_lower(self, bijector):
