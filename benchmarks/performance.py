@@ -18,7 +18,9 @@ For N = N_u + N_f points (half u, half f) of the heat problem, per dtype, in one
 
 then: a cold start (a fresh process: import, a new model's first fit and its second
 fit on the README's quick-start problem, and a second new model of the same
-structure), the kernels on Raissi's inverse problem (a fresh process: for seeds 0
+structure; then the same in two more processes that share a
+``pigp.compilation_cache`` folder, the second one measured: the programs loaded from
+disk instead of compiled), the kernels on Raissi's inverse problem (a fresh process: for seeds 0
 and 1 of ``raissi_inverse.py``'s designs, a fit with the squared exponential, one
 with a one-component spectral mixture and one with ``kernel="auto"``; seed 0's
 fits compile their programs, seed 1's reuse them), Adam steps per second on the
@@ -38,6 +40,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import scipy.linalg
@@ -260,11 +263,14 @@ def in_fresh_process(*args) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def cold_start() -> dict:
+def cold_start(cache: str | None = None) -> dict:
     """In this (fresh) process: import (TensorFlow, pigp, SciPy: from the script's first
     line), then the README quick start's first fit of a new model, the same model's
-    second fit, and a second new model's first fit."""
+    second fit, and a second new model's first fit; with ``cache``, compiled programs
+    are kept in (and loaded from) that folder."""
     imported = time.perf_counter() - _STARTED
+    if cache:
+        pigp.compilation_cache(cache)
     X_u = np.array(
         [[x, 0.0] for x in np.linspace(0, 1, 8)]
         + [[b, t] for b in (0.0, 1.0) for t in np.linspace(0, 1, 7)[1:]]
@@ -373,6 +379,7 @@ def main():
     )
     parser.add_argument("--row", nargs=2, metavar=("N", "DTYPE"), help=argparse.SUPPRESS)
     parser.add_argument("--cold-start", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--compilation-cache", help=argparse.SUPPRESS)
     parser.add_argument("--raissi-kernels", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="results/performance.json")
     args = parser.parse_args()
@@ -381,7 +388,7 @@ def main():
         print(json.dumps(measure(n, args.row[1], np.random.default_rng(n))))
         return
     if args.cold_start:
-        print(json.dumps(cold_start()))
+        print(json.dumps(cold_start(args.compilation_cache)))
         return
     if args.raissi_kernels:
         print(json.dumps(raissi_kernels()))
@@ -399,6 +406,16 @@ def main():
         f"first fit {cold['first_fit_s']:.2f} s, second fit {cold['second_fit_s']:.2f} s, "
         f"a second new model {cold['new_model_fit_s']:.2f} s; "
         f"relative L2 of u {cold['relative_l2']:.2g}"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        in_fresh_process("--cold-start", "--compilation-cache", folder)  # fills the folder
+        cold["with_compilation_cache"] = cached = in_fresh_process(
+            "--cold-start", "--compilation-cache", folder
+        )
+    print(
+        f"the same with pigp.compilation_cache filled by an earlier process: first fit "
+        f"{cached['first_fit_s']:.2f} s, second fit {cached['second_fit_s']:.2f} s; "
+        f"relative L2 of u {cached['relative_l2']:.2g}"
     )
     kernels = in_fresh_process("--raissi-kernels")
     print(

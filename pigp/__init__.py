@@ -9,7 +9,8 @@ The parts, one module each: ``parameters``, ``kernels``, ``operators``,
 sets), ``objective`` (the negative log marginal likelihood), ``training``
 (optimisers), ``posterior``, ``uncertainty`` (Laplace), ``linalg``, ``io`` (the
 file format), ``memory``, ``models`` (``PIGP``, which wires them together),
-``plotting``, and the ``experiments`` subpackage (command line and example
+``plotting``, ``compilation`` (compiled programs kept on disk between
+processes), and the ``experiments`` subpackage (command line and example
 problems).
 
 The names below are imported on first use, so ``import pigp`` is instant and
@@ -37,6 +38,7 @@ _NAMES = {
     "D": "operators",
     "Identity": "operators",
     "Samples": "sampling",
+    "compilation_cache": "compilation",
 }
 _SUBMODULES = (
     "parameters",
@@ -59,6 +61,7 @@ _SUBMODULES = (
     "plotting",
     "sampling",
     "experiments",
+    "compilation",
 )
 
 __all__ = [*_NAMES, "kernels", "operators", "covariance", "plotting"]
@@ -66,6 +69,7 @@ __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES)
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
     from . import covariance, kernels, operators, plotting
+    from .compilation import compilation_cache
     from .data import Observations
     from .linalg import CholeskyError
     from .models import PIGP, load
