@@ -25,6 +25,7 @@ __all__ = [
     "block_diag",
     "joint",
     "joint_blocks",
+    "whole_gradient",
     "check_smoothness",
 ]
 
@@ -163,6 +164,20 @@ WHOLE_UP_TO = 499
 def whole(Xs) -> bool:
     """Whether ``joint`` takes the derivatives on the whole matrix for these inputs."""
     return len(Xs) > 1 and sum(int(X.shape[0]) for X in Xs) <= WHOLE_UP_TO
+
+
+def whole_gradient(kernel, Xs, dtype) -> bool:
+    """Whether the gradient of ``joint`` is taken on the whole matrix too (else block by
+    block, from the blocks of the upper triangle; ``joint``'s value is the same either
+    way). Not where a column multiplies several profiles (the spectral mixture's
+    gaussian times cosine): there the Leibniz chains make the whole matrix's gradient,
+    which carries every derivative on every pair, slower per call than the blocks'
+    (docs/performance.md); with one profile per column the whole matrix's smaller
+    program compiles sooner, which is what a first fit waits for."""
+    if not whole(Xs):
+        return False
+    factors = kernel.separable(dtype) if kernel.stationary else None
+    return factors is None or all(len(column) <= 1 for _, columns in factors for column in columns)
 
 
 def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg
 import tensorflow as tf
 
-from .covariance import joint, joint_blocks, whole
+from .covariance import joint, joint_blocks, whole_gradient
 from .kernels import Kernel
 from .parameters import Parameter, substituted
 
@@ -296,16 +296,17 @@ class Objective:
     def _vjp(self, Xs, values, inverse, alpha):
         """``dloss/dvalues`` from ``K^-1`` (its upper triangle is used) and ``alpha``.
 
-        ``dloss = tr(W dK)`` with ``W = (K^-1 - alpha alpha') / 2``. Where ``joint``
-        goes block by block, so does this: block ``(i, j)``, ``i < j``, of the upper
-        triangle stands for itself and its mirror (cotangent ``2 W_ij``), and only the
-        diagonal blocks are symmetrised, so no N x N matrix is formed twice.
+        ``dloss = tr(W dK)`` with ``W = (K^-1 - alpha alpha') / 2``, on the whole matrix
+        or block by block (``pigp.covariance.whole_gradient`` decides). Block by block,
+        block ``(i, j)``, ``i < j``, of the upper triangle stands for itself and its
+        mirror (cotangent ``2 W_ij``), and only the diagonal blocks are symmetrised, so
+        no N x N matrix is formed twice.
         """
         sizes = [int(X.shape[0]) for X in Xs]
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(values)
             with substituted(self.parameters, values):
-                if whole(Xs):
+                if whole_gradient(self.kernel, Xs, self.dtype):
                     blocks = {(0, 0): joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)}
                     sizes = [sum(sizes)]
                 else:

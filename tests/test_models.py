@@ -6,6 +6,7 @@ import scipy.stats
 import tensorflow as tf
 
 import pigp
+from pigp import covariance
 from pigp.experiments import heat_design, heat_solution, relative_l2
 
 
@@ -165,14 +166,24 @@ def test_float32_model():
     assert relative_l2(mean, heat_solution(X)[0]) < 1e-2
 
 
-@pytest.mark.parametrize("n_f", [12, 600])
-def test_training_gradient_identity_matches_autodiff_through_cholesky(n_f):
+@pytest.mark.parametrize(
+    "n_f,kernel",
+    [
+        (12, lambda: pigp.kernels.SquaredExponential(1.0, [0.4, 0.6])),
+        (600, lambda: pigp.kernels.SquaredExponential(1.0, [0.4, 0.6])),
+        (12, lambda: pigp.kernels.SpectralMixture(1, lengthscales=[0.4, 0.6], frequencies=0.7)),
+    ],
+    ids=["se-whole", "se-blocks-lapack", "sm-whole-value-blocks-gradient"],
+)
+def test_training_gradient_identity_matches_autodiff_through_cholesky(n_f, kernel):
     """fit's gradient, 0.5 tr((K^-1 - a a') dK) by one VJP, with TensorFlow's Cholesky
-    (small N) and with LAPACK (N >= 500), against autodiff through tf.linalg.cholesky."""
+    (small N) and with LAPACK (N >= 500), against autodiff through tf.linalg.cholesky;
+    for the spectral mixture below 500 points K is taken on the whole matrix and its
+    gradient block by block (``covariance.whole_gradient``)."""
     X_u, y_u, X_f, y_f = heat_data(n_f=n_f)
     alpha = pigp.Parameter(1.3, name="diffusivity")
     model = pigp.PIGP(
-        pigp.kernels.SquaredExponential(1.0, [0.4, 0.6]),
+        kernel(),
         pigp.operators.heat(alpha),
         noise_u=1e-2,
         noise_f=1e-2,
@@ -187,6 +198,8 @@ def test_training_gradient_identity_matches_autodiff_through_cholesky(n_f):
         backend: objective.loss_and_gradient(Xs, y, backend) for backend in ("tensorflow", "lapack")
     }
     assert objective.backend(len(y.numpy())) == ("lapack" if n_f == 600 else "tensorflow")
+    expected = n_f == 12 and isinstance(model.kernel, pigp.kernels.SquaredExponential)
+    assert covariance.whole_gradient(model.kernel, Xs, model.dtype) == expected
     for name, (loss, grads) in paths.items():
         assert float(loss) == pytest.approx(float(reference_loss), rel=1e-10), name
         for g, r in zip(grads, reference):
