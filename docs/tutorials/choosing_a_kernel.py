@@ -84,7 +84,7 @@ for ax, (name, (_, mean)) in zip(axes, models.items()):
 # ## When it does not help
 #
 # The spectral mixture costs more: two parameters more per component and
-# input, a fit two to three times longer (the fourth derivatives of a product
+# input, a fit up to twice as long (the fourth derivatives of a product
 # of cosines and a Gaussian are bigger programs), and local optima in the
 # frequencies. Its advantage is a spectrum with a peak away from 0. On the
 # heat problem with a Gaussian-bump forcing in `docs/peers.md`, whose
@@ -98,6 +98,6 @@ for ax, (name, (_, mean)) in zip(axes, models.items()):
 # one-component spectral mixture from the same start at the first `fit` and
 # keeps the one of higher log marginal likelihood (`model.kernel_choice`
 # holds both). It costs the two fits: on Raissi's problem, with the programs
-# already compiled, 5.1 s against 1.7 s for the squared exponential alone
+# already compiled, 6.2 s against 2.2 s for the squared exponential alone
 # and 3.9 s for the spectral mixture alone (the kernels table in
 # [Performance](../performance.md)).
