@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 from _output import write_json
-from raissi_inverse import KERNELS, design, solution
+from raissi_inverse import KERNELS, fit
 
 import pigp
-from pigp.experiments.heat import heat_solution
+from pigp.experiments import accuracy, heat_solution, relative_l2
 from pigp.plotting import grid
 
 RELATIVE = 1e-15
@@ -40,26 +40,17 @@ def perturbed(values, replicate: int, stream: int):
     return values * (1.0 + RELATIVE * z)
 
 
-def relative_l2(a, b) -> float:
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
-
-
 def raissi(kernel: str, seed: int, replicate: int) -> dict:
-    X_u, X_f = design(seed)
-    alpha = pigp.Parameter(2.0, name="diffusivity")
-    model = pigp.PIGP(KERNELS[kernel](), pigp.operators.heat(diffusivity=alpha))
-    y_u = perturbed(solution(X_u)[0], replicate, 0)
-    y_f = perturbed(solution(X_f)[1], replicate, 1)
-    start = time.perf_counter()
-    model.fit(X_u, y_u, X_f, y_f)
-    seconds = time.perf_counter() - start
-    X, _ = grid(50)
-    mean, _ = model.predict(X)
+    model, alpha, seconds, error = fit(
+        seed,
+        KERNELS[kernel](),
+        lambda y_u, y_f: (perturbed(y_u, replicate, 0), perturbed(y_f, replicate, 1)),
+    )
     return {
         "case": f"raissi {kernel} seed {seed}",
         "replicate": replicate,
         "alpha_error": abs(float(alpha.numpy()) - 1.0),
-        "u_relative_l2": relative_l2(mean, solution(X)[0]),
+        "u_relative_l2": error,
         "log_marginal_likelihood": model.log_marginal_likelihood(),
         "fit_seconds": seconds,
     }
@@ -82,14 +73,13 @@ def diagonal(replicate: int) -> dict:
     mean, var = model.predict(X)
     u_true = heat_solution(X)[0]
     far = np.abs(X[:, 0] - X[:, 1]) / np.sqrt(2.0) >= 0.2
-    inside = np.abs(mean - u_true) <= 1.96 * np.sqrt(var)
     return {
         "case": "diagonal layout",
         "replicate": replicate,
         "u_relative_l2": relative_l2(model.predict(X_u)[0], heat_solution(X_u)[0]),
         "f_relative_l2": relative_l2(model.predict(X_f, output="f")[0], heat_solution(X_f)[1]),
         "far_relative_l2": relative_l2(mean[far], u_true[far]),
-        "coverage": float(inside.mean()),
+        "coverage": accuracy(mean, var, u_true)["coverage_95"],
         "log_marginal_likelihood": model.log_marginal_likelihood(),
         "fit_seconds": seconds,
     }
