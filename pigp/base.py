@@ -14,15 +14,14 @@ import math
 import warnings
 
 import numpy as np
-import tensorflow as tf
 
 from . import _validation as check
 from . import io
+from ._tensorflow import tf
 from .covariance import block, check_smoothness
-from .data import Data, prepare
+from .data import Data, noise_parameter, prepare
 from .kernels import Kernel
 from .operators import Identity, Operator
-from .parameters import Parameter
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
 
@@ -37,8 +36,8 @@ class Model(tf.Module):
         self,
         kernel: Kernel,
         operator: Operator,
-        noise_u=1e-3,
-        noise_f=1e-3,
+        noise_u=None,
+        noise_f=None,
         dims=None,
         dtype="float64",
         jitter: float | None = None,
@@ -60,8 +59,12 @@ class Model(tf.Module):
         self.dims = None if dims is None else tuple(dims)
         self.jitter = float(jitter)
         self.standardize = bool(standardize)
-        self.noise_u = Parameter.of(noise_u, "noise_u")
-        self.noise_f = Parameter.of(noise_f, "noise_f")
+        self.noise_u, u_decided = noise_parameter(noise_u, "noise_u")
+        self.noise_f, f_decided = noise_parameter(noise_f, "noise_f")
+        #: Which of the u and f data have a noise ``fit`` decides (learned or exact).
+        self.noise_decided_by_fit = frozenset(
+            name for name, decided in (("u", u_decided), ("f", f_decided)) if decided
+        )
         self.data: Data | None = None
         self.history: list = []
 
@@ -121,6 +124,7 @@ class Model(tf.Module):
             observations,
             self.dims,
             self.standardize,
+            self.noise_decided_by_fit,
         )
 
     def _require_data(self):
@@ -194,11 +198,16 @@ class Model(tf.Module):
             "dtype": self.dtype.name,
             "jitter": self.jitter,
             "standardize": self.standardize,
+            "noise_decided_by_fit": sorted(self.noise_decided_by_fit),
         }
 
     @classmethod
     def from_config(cls, config: dict):
-        return cls(**config)
+        config = dict(config)
+        decided = config.pop("noise_decided_by_fit", ())
+        model = cls(**config)
+        model.noise_decided_by_fit = frozenset(decided)
+        return model
 
     def save(self, path) -> None:
         """Write the model (kernel, operator, parameters, data, and the state of
@@ -217,6 +226,7 @@ class Model(tf.Module):
                     "name": s.name,
                     "operator": io.encode(s.operator, table),
                     "noise": io.encode(s.noise, table),
+                    "noise_decided_by_fit": s.noise_decided_by_fit,
                 }
                 for s in sets
             ],

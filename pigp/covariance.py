@@ -14,8 +14,8 @@ import math
 from collections import defaultdict
 
 import numpy as np
-import tensorflow as tf
 
+from ._tensorflow import tf
 from .derivatives import partials
 
 __all__ = [

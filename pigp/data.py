@@ -14,19 +14,74 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import tensorflow as tf
 
 from . import _validation as check
+from ._tensorflow import tf
 from .covariance import check_smoothness
 from .operators import Identity, Operator
 from .parameters import Parameter
 
-__all__ = ["Observations", "DataSet", "Data", "prepare", "RESERVED_NAMES"]
+__all__ = [
+    "Observations",
+    "DataSet",
+    "Data",
+    "prepare",
+    "noise_parameter",
+    "RESERVED_NAMES",
+    "NOISE_START",
+]
 
 #: Names of the data sets ``fit``'s ``X_u, y_u`` and ``X_f, y_f`` make, and of the
 #: outputs ``predict(output="u")`` and ``predict(output="f")``: no ``Observations``
 #: may take them.
 RESERVED_NAMES = ("u", "f")
+
+#: The initial noise variance (standardised units) of a data set whose noise is not given.
+NOISE_START = 1e-3
+
+#: What an exact data set's noise variance is pinned to by ``pin_exact``: its variable
+#: far enough below 0 that the softplus rounds to exactly 0.
+_PINNED = -1000.0
+
+
+def noise_parameter(noise, name: str) -> tuple:
+    """``(Parameter, decided_by_fit)``: the noise variance parameter of a data set.
+
+    Args:
+        noise: None (the default: learned from ``NOISE_START``, and ``fit`` decides
+            whether the data are exact, see ``pigp.models.EXACT_EVIDENCE``); ``0``: the
+            data are exact (the variance is 0, not learned; the covariance's diagonal
+            keeps only its jitter); a positive number: the initial value, learned; a
+            ``pigp.Parameter`` (``trainable=False`` fixes it).
+        name: the parameter's name.
+
+    Raises:
+        ValueError: a negative or non-finite number, or a Parameter that is not positive.
+    """
+    if noise is None:
+        return Parameter(NOISE_START, positive=True, name=name), True
+    if isinstance(noise, Parameter):
+        return noise.settle(True, name), False
+    if isinstance(noise, (int, float, np.integer, np.floating)) and not isinstance(noise, bool):
+        if noise == 0:
+            return Parameter(0.0, positive=False, trainable=False, name=name), False
+        if np.isfinite(noise) and noise > 0:
+            return Parameter(noise, positive=True, name=name), False
+    raise ValueError(
+        f"{name}: expected None (learned; fit decides whether the data are exact), 0 "
+        f"(exact data), a positive initial variance or a pigp.Parameter, got {noise!r}"
+    )
+
+
+def pin_exact(noise: Parameter) -> None:
+    """Fix a positive noise variance at exactly 0 (the data are treated as exact)."""
+    noise.unconstrained.assign(np.full(noise.shape, _PINNED))
+    noise.trainable = False
+
+
+def is_pinned(noise: Parameter) -> bool:
+    """Whether ``pin_exact`` fixed ``noise``."""
+    return not noise.trainable and bool(np.all(noise.unconstrained.numpy() == _PINNED))
 
 
 class Observations:
@@ -38,14 +93,16 @@ class Observations:
         operator: ``Identity`` for values of u (Dirichlet, initial data), the PDE
             operator for forcing data, ``D("x")`` or a normal derivative for
             Neumann data.
-        noise: initial noise variance (learned), a positive number or a
-            ``pigp.Parameter`` (use ``trainable=False`` to fix it).
+        noise: None (default: learned, and ``fit`` keeps the data exact when they
+            show no noise), ``0`` for exact data, a positive initial variance
+            (learned) or a ``pigp.Parameter`` (``trainable=False`` fixes it); in
+            standardised units (see ``pigp.PIGP``).
         name: a label for ``parameter_values()``, ``predict(output=name)`` and
             errors; distinct from the other sets' names and from ``"u"`` and
             ``"f"``, which name the ``X_u``/``X_f`` data.
     """
 
-    def __init__(self, X, y, operator: Operator = Identity, noise=1e-6, name: str = "data"):
+    def __init__(self, X, y, operator: Operator = Identity, noise=None, name: str = "data"):
         if not isinstance(operator, Operator):
             raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
         if not isinstance(name, str) or not name:
@@ -54,7 +111,7 @@ class Observations:
         self.X, self.y = X, check.as_targets(f"{name}.y", y, len(X), f"{name}.X")
         self.operator = operator
         self.name = name
-        self.noise = Parameter.of(noise, f"noise_{name}")
+        self.noise, self.noise_decided_by_fit = noise_parameter(noise, f"noise_{name}")
 
     def __repr__(self) -> str:
         return f"Observations(name={self.name!r}, operator={self.operator!r})"
@@ -72,6 +129,8 @@ class DataSet:
         terms: the operator resolved against the columns of X,
             ``((Coefficient, multi_index), ...)``.
         noise: the noise variance parameter (in standardised units).
+        noise_decided_by_fit: whether ``fit`` decides between a learned noise and
+            exact data (the noise was not given).
     """
 
     name: str
@@ -80,6 +139,7 @@ class DataSet:
     operator: Operator
     terms: tuple
     noise: Parameter
+    noise_decided_by_fit: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +189,7 @@ def data_set(
     dims=None,
     x_name: str = "X",
     y_name: str = "y",
+    noise_decided_by_fit: bool = False,
 ) -> DataSet:
     """One validated ``DataSet``; ``ValueError`` naming ``x_name``/``y_name`` if not."""
     if X is None or y is None:
@@ -140,7 +201,7 @@ def data_set(
     y = check.as_targets(y_name, y, len(X), x_name)
     terms = tuple(operator.resolve(X.shape[1], dims))
     check_smoothness(kernel, terms, x_name)
-    return DataSet(name, X, y, operator, terms, noise)
+    return DataSet(name, X, y, operator, terms, noise, noise_decided_by_fit)
 
 
 def target_scale(sets, standardize: bool = True) -> float:
@@ -196,6 +257,7 @@ def prepare(
     observations=(),
     dims=None,
     standardize: bool = True,
+    decided_by_fit=(),
 ) -> Data:
     """Validate every data set of a fit and return them as one ``Data``.
 
@@ -211,15 +273,17 @@ def prepare(
         observations: further ``Observations``.
         dims: column names for operators that declare none.
         standardize: divide targets by the RMS of the first set's targets.
+        decided_by_fit: which of ``"u"`` and ``"f"`` have a noise that ``fit``
+            decides (learned or exact); ``Observations`` carry their own.
 
     Raises:
         ValueError: naming the argument, before anything is changed.
     """
     raw = []
     if X_u is not None or y_u is not None:
-        raw.append(("u", X_u, y_u, Identity, noise_u, "X_u", "y_u"))
+        raw.append(("u", X_u, y_u, Identity, noise_u, "X_u", "y_u", "u" in decided_by_fit))
     if X_f is not None or y_f is not None:
-        raw.append(("f", X_f, y_f, operator, noise_f, "X_f", "y_f"))
+        raw.append(("f", X_f, y_f, operator, noise_f, "X_f", "y_f", "f" in decided_by_fit))
     for i, obs in enumerate(observations):
         if not isinstance(obs, Observations):
             raise ValueError(f"observations[{i}]: expected pigp.Observations, got {obs!r}")
@@ -238,6 +302,7 @@ def prepare(
                 obs.noise,
                 f"observations[{i}].X",
                 f"observations[{i}].y",
+                obs.noise_decided_by_fit,
             )
         )
     if not raw:
@@ -248,8 +313,10 @@ def prepare(
     declared = operator.dims or dims
     input_dim = len(declared) if declared else None
     sets = []
-    for name, X, y, op, noise, x_name, y_name in raw:
-        sets.append(data_set(name, X, y, op, noise, kernel, input_dim, dims, x_name, y_name))
+    for name, X, y, op, noise, x_name, y_name, decided in raw:
+        sets.append(
+            data_set(name, X, y, op, noise, kernel, input_dim, dims, x_name, y_name, decided)
+        )
         input_dim = sets[-1].X.shape[1]
     check_targets(sets)
     return Data(tuple(sets), target_scale(sets, standardize))

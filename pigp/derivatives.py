@@ -8,7 +8,7 @@ of a Gram matrix has its own copy of its two points), the gradient of the sum
 
 from __future__ import annotations
 
-import tensorflow as tf
+from ._tensorflow import tf
 
 __all__ = ["partials"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import tensorflow as tf
 
+from ._tensorflow import tf
 from .parameters import Parameter
 
 __all__ = [
@@ -142,10 +142,10 @@ class Stationary(Kernel):
         self.variance = Parameter.of(variance, "variance")
         self._initial_lengthscales = lengthscales
         self.lengthscales = None
-        if isinstance(lengthscales, Parameter):
-            self.lengthscales = lengthscales
-        elif lengthscales is not None and np.ndim(lengthscales) == 1:
-            self.lengthscales = Parameter(lengthscales, name="lengthscales")
+        if isinstance(lengthscales, Parameter) or (
+            lengthscales is not None and np.ndim(lengthscales) == 1
+        ):
+            self.lengthscales = Parameter.of(lengthscales, "lengthscales")
 
     def build(self, X: np.ndarray) -> None:
         d = X.shape[1]
@@ -160,7 +160,7 @@ class Stationary(Kernel):
             initial = 0.5 * _ranges(X)
         else:
             initial = np.full(d, float(self._initial_lengthscales))
-        self.lengthscales = Parameter(initial, name="lengthscales")
+        self.lengthscales = Parameter.of(initial, "lengthscales")
 
     @property
     def parameters(self) -> dict:
@@ -339,7 +339,7 @@ class SpectralMixture(Kernel):
                     f"weights: expected a Parameter of shape ({self.components},), "
                     f"got {weights.shape}"
                 )
-            self.weights = weights
+            self.weights = weights.settle(True, "weights")
         else:
             if weights is None:
                 weights = 1.0 / self.components
@@ -349,8 +349,8 @@ class SpectralMixture(Kernel):
                     f"weights: expected a number or {self.components} values, "
                     f"got shape {weights.shape}"
                 )
-            self.weights = Parameter(
-                np.array(np.broadcast_to(weights, (self.components,))), name="weights"
+            self.weights = Parameter.of(
+                np.array(np.broadcast_to(weights, (self.components,))), "weights"
             )
         self._initial = {}
         for name, given in (("lengthscales", lengthscales), ("frequencies", frequencies)):
@@ -365,8 +365,10 @@ class SpectralMixture(Kernel):
             if not (np.all(np.isfinite(given)) and np.all(given > 0)):
                 raise ValueError(f"{name}: expected finite positive values, got {given}")
             self._initial[name] = given
-        self.lengthscales = lengthscales if isinstance(lengthscales, Parameter) else None
-        self.frequencies = frequencies if isinstance(frequencies, Parameter) else None
+        self.lengthscales, self.frequencies = (
+            Parameter.of(given, name) if isinstance(given, Parameter) else None
+            for name, given in (("lengthscales", lengthscales), ("frequencies", frequencies))
+        )
 
     def build(self, X: np.ndarray) -> None:
         d = X.shape[1]
@@ -397,7 +399,7 @@ class SpectralMixture(Kernel):
             )
         # Checked both: only now create the parameters.
         for name, value in values.items():
-            setattr(self, name, Parameter(value, name=name))
+            setattr(self, name, Parameter.of(value, name))
 
     @property
     def parameters(self) -> dict:

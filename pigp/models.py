@@ -13,15 +13,16 @@ import math
 import os
 import tempfile
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
-import tensorflow as tf
 
 from . import _validation as check
 from . import io, memory, training
+from ._tensorflow import tf
 from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
-from .data import Data, data_set
+from .data import NOISE_START, Data, data_set, is_pinned, pin_exact
 from .kernels import Kernel, SpectralMixture, SquaredExponential
 from .objective import Objective, data_parameters, terms_key
 from .operators import Operator
@@ -37,10 +38,32 @@ AUTO_KERNELS = {
     "SpectralMixture": lambda: SpectralMixture(1),
 }
 
+#: A data set whose noise was not given is treated as exact (its noise variance fixed at
+#: 0, only the jitter left) when that costs at most this many nats of log marginal
+#: likelihood against the learned noise, the other parameters refitted (L-BFGS-B); None
+#: keeps every such noise learned. On a flat likelihood the learned noise is set by
+#: the start, not the data, and trades exact values for a misfit.
+EXACT_EVIDENCE = 2.0
+
 #: With ``optimizer="adam+lbfgs"``, Adam hands over to L-BFGS-B early, at a multiple of
 #: 250 steps, once those 250 steps lowered the loss by less than this fraction of
 #: all that Adam has lowered it (``pigp.training.minimize_adam``'s ``stall``).
 ADAM_STALL = None
+
+
+@dataclass(frozen=True)
+class NoiseChoice:
+    """What ``fit`` found for a data set whose noise it decided.
+
+    Attributes:
+        learned: the log marginal likelihood with the noise variance learned.
+        exact: the same with the data exact (variance 0), the rest refitted.
+        kept: ``"exact"`` or ``"learned"``.
+    """
+
+    learned: float
+    exact: float
+    kept: str
 
 
 class PIGP(Model):
@@ -53,9 +76,13 @@ class PIGP(Model):
             marginal likelihood (``model.kernel_choice`` has both); it costs both fits
             (``AUTO_KERNELS``).
         operator: the operator L, e.g. ``pigp.operators.heat(diffusivity=1.0)``.
-        noise_u: initial noise variance of the u data (learned; in standardised
-            units, so the default 1e-3 suits noise-free and noisy data), a
-            positive number or a ``pigp.Parameter``.
+        noise_u: the noise variance of the u data, in standardised units. None
+            (default): learned from 1e-3, and after training the data are
+            treated as exact (variance 0) where the log marginal likelihood loses
+            at most ``EXACT_EVIDENCE`` nats by it (``model.noise_choice`` has the
+            figures); ``0``: exact data, not learned; a positive number: the
+            initial value, learned; a ``pigp.Parameter`` (``trainable=False``
+            fixes it).
         noise_f: the same for the f data.
         dims: column names of X (e.g. ``("x", "t")``) when the operator does not
             declare them.
@@ -69,7 +96,9 @@ class PIGP(Model):
             ``covariance`` are in data units.
 
     After ``fit``: ``history`` (the loss at every optimiser iteration: Adam steps,
-    then L-BFGS iterations), ``lbfgs_evaluations`` (every loss L-BFGS evaluated,
+    then L-BFGS iterations), ``noise_choice`` (for each data set whose noise
+    ``fit`` decided: the log marginal likelihood with the noise learned and with
+    the data exact, and which was kept), ``lbfgs_evaluations`` (every loss L-BFGS evaluated,
     its line searches included), ``rejected_steps`` (indices into ``history`` of
     Adam steps whose loss or gradient was not finite and were skipped) and
     ``data`` (the validated data sets, a ``pigp.data.Data``).
@@ -79,8 +108,8 @@ class PIGP(Model):
         self,
         kernel: Kernel | str,
         operator: Operator,
-        noise_u=1e-3,
-        noise_f=1e-3,
+        noise_u=None,
+        noise_f=None,
         dims=None,
         dtype="float64",
         jitter: float | None = None,
@@ -97,6 +126,7 @@ class PIGP(Model):
             kernel = self._candidates[0]
         super().__init__(kernel, operator, noise_u, noise_f, dims, dtype, jitter, standardize, name)
         self.kernel_choice: dict = {}
+        self.noise_choice: dict = {}
         self.lbfgs_evaluations: list = []
         self.rejected_steps: list = []
         self._objective = None  # rebuilt when the variables or the data's structure change
@@ -178,6 +208,11 @@ class PIGP(Model):
         # Validated: from here on, state changes.
         self.data, self._posterior = data, None
         self.history, self.lbfgs_evaluations, self.rejected_steps = [], [], []
+        self.noise_choice = {}
+        for s in data.sets:  # an earlier fit may have found them exact: learn again
+            if s.noise_decided_by_fit and is_pinned(s.noise):
+                s.noise.assign(NOISE_START)
+                s.noise.trainable = True
         objective = self.objective()
         Xs, y = data.tensors(self.dtype)
         adam, lbfgs = training.History(), training.History()
@@ -198,6 +233,8 @@ class PIGP(Model):
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
                 training.minimize_lbfgs(objective, Xs, y, iterations, lbfgs)
+            if steps > 0:
+                self._decide_exact(Xs, y, lbfgs)
         except KeyboardInterrupt:
             self._record(adam, lbfgs)
             self.posterior()
@@ -219,7 +256,53 @@ class PIGP(Model):
             )
         if steps > 0:
             self._warn_if_noise_explains_data()
+            self._warn_at_bounds()
         return self
+
+    def _decide_exact(self, Xs, y, history: training.History) -> None:
+        """Treat as exact each data set whose noise ``fit`` decides, where that costs at
+        most ``EXACT_EVIDENCE`` nats of log marginal likelihood (the other parameters
+        refitted by L-BFGS-B); record the figures in ``noise_choice``."""
+        if EXACT_EVIDENCE is None:
+            return
+        candidates = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
+        if not candidates:
+            return
+        learned = self.log_marginal_likelihood()
+        for s in candidates:
+            saved = [(p, p.unconstrained.numpy()) for _, p in self.trainable_parameters()]
+            pin_exact(s.noise)
+            trial = training.History()
+            training.minimize_lbfgs(self.objective(), Xs, y, 1000, trial)
+            exact = self.log_marginal_likelihood()
+            keep = math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE
+            self.noise_choice[s.name] = NoiseChoice(learned, exact, "exact" if keep else "learned")
+            if keep:
+                history.losses.extend(trial.losses)
+                history.evaluations.extend(trial.evaluations)
+            else:
+                s.noise.trainable = True
+                for p, value in saved:
+                    p.unconstrained.assign(value)
+
+    def _warn_at_bounds(self) -> None:
+        """Warn about coefficients of operators that ended the fit at the lower bound of
+        a positive parameter (the data may ask for a value beyond it)."""
+        coefficients = {id(p) for s in self.data.sets for c, _ in s.terms for p in c.parameters}
+        stuck = [
+            name
+            for name, p in self.trainable_parameters()
+            if id(p) in coefficients and p.at_bound()
+        ]
+        if stuck:
+            warnings.warn(
+                f"fit: {', '.join(stuck)} ended at the lower bound of a positive "
+                "parameter: the data may ask for a value below it. A coefficient is "
+                "signed unless made positive: pass pigp.Parameter(value) or "
+                "Parameter(value, positive=False) to lift the bound",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def _choose_kernel(self, data, arrays, arguments) -> PIGP:
         """``fit`` with each of ``AUTO_KERNELS`` from the same start; keep the one of
@@ -228,13 +311,14 @@ class PIGP(Model):
             for candidate in self._candidates:
                 check_smoothness(candidate, s.terms, "observations")
         others = data_parameters(data.sets)  # every candidate starts from their values
-        start = [p.unconstrained.numpy() for p in others]
+        start = [(p.unconstrained.numpy(), p.trainable) for p in others]
         fitted = []
         candidates, self._candidates = self._candidates, ()
         try:
             for candidate in candidates:
-                for p, value in zip(others, start):
+                for p, (value, trainable) in zip(others, start):
                     p.unconstrained.assign(value)
+                    p.trainable = trainable
                 self.kernel, self._objective, self._outputs = candidate, None, {}
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
@@ -243,9 +327,10 @@ class PIGP(Model):
                     (
                         self.log_marginal_likelihood(),
                         candidate,
-                        [p.unconstrained.numpy() for p in others],
+                        [(p.unconstrained.numpy(), p.trainable) for p in others],
                         (self.history, self.lbfgs_evaluations, self.rejected_steps),
                         caught,
+                        self.noise_choice,
                     )
                 )
         except BaseException:
@@ -254,9 +339,10 @@ class PIGP(Model):
         names = list(AUTO_KERNELS)
         self.kernel_choice = {name: f[0] for name, f in zip(names, fitted)}
         best = max(range(len(fitted)), key=lambda i: fitted[i][0])
-        lml, kernel, values, histories, caught = fitted[best]
-        for p, value in zip(others, values):
+        lml, kernel, values, histories, caught, self.noise_choice = fitted[best]
+        for p, (value, trainable) in zip(others, values):
             p.unconstrained.assign(value)
+            p.trainable = trainable
         self.kernel, self._objective, self._outputs, self._posterior = kernel, None, {}, None
         self.history, self.lbfgs_evaluations, self.rejected_steps = histories
         for w in caught:  # the chosen fit's warnings only
@@ -332,11 +418,13 @@ class PIGP(Model):
             dict: ``{name: std}`` for every trainable parameter, floats or arrays;
             ``inf`` for a parameter the loss has no curvature in (e.g. a noise variance that
             collapsed towards 0 on noise-free data), or that the loss curves down
-            along, which is then held fixed with a ``RuntimeWarning``.
+            along, or whose Hessian entries are not finite, which are then held fixed
+            with a ``RuntimeWarning`` naming them (every std ``inf`` where none is
+            left). A positive parameter at its lower bound with an infinite std gets a
+            warning that says how to lift the bound.
 
         Raises:
-            ValueError: before fit, or when no parameter is left with a positive
-                definite Hessian (far from a minimum: train longer).
+            ValueError: before fit.
         """
         objective = self.objective()
         return laplace(objective, *self.data.tensors(self.dtype), self.trainable_parameters())
@@ -657,6 +745,7 @@ def load(path, custom_objects: dict | None = None):
                         model.dims,
                         f"set_{i}_X",
                         f"set_{i}_y",
+                        bool(s.get("noise_decided_by_fit", False)),
                     )
                 )
             except ValueError as error:

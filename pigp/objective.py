@@ -21,8 +21,8 @@ from collections import OrderedDict
 
 import numpy as np
 import scipy.linalg
-import tensorflow as tf
 
+from ._tensorflow import tf
 from .covariance import joint, joint_blocks, whole_gradient
 from .kernels import Kernel
 from .parameters import Parameter, substituted

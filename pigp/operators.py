@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import tensorflow as tf
 
+from ._tensorflow import tf
 from .parameters import Coefficient, Parameter
 
 __all__ = ["Operator", "D", "Identity", "heat", "laplacian", "apply"]

@@ -14,7 +14,8 @@ import contextlib
 import threading
 
 import numpy as np
-import tensorflow as tf
+
+from ._tensorflow import probability, tf
 
 __all__ = ["Parameter", "Coefficient", "softplus", "inverse_softplus", "substituted"]
 
@@ -62,9 +63,15 @@ class Parameter(tf.Module):
 
     Args:
         value: initial constrained value, a number or array.
-        positive: if True (default) the value is ``lower + softplus(v)`` for an
-            unconstrained variable ``v``; otherwise the value is ``v`` itself.
-        lower: lower bound of a positive parameter (default 0).
+        positive: True: the value is ``lower + softplus(v)`` for an unconstrained
+            variable ``v``; False: the value is ``v`` itself (any sign). None
+            (default): decided by where the parameter is first used: positive as
+            a kernel's variance, lengthscale or weight and as a noise variance,
+            signed as a coefficient of an operator (a velocity, a reaction rate, a
+            source strength can be negative). Pass ``positive=True`` for a
+            coefficient known to be positive (a diffusivity) to keep it so.
+        lower: lower bound of a positive parameter (default 0); giving one makes
+            the parameter positive.
         trainable: whether optimisers update it.
         name: a label used in error messages and ``parameter_values()``.
         prior: a TensorFlow Probability distribution over the *constrained* value
@@ -78,8 +85,8 @@ class Parameter(tf.Module):
     def __init__(
         self,
         value,
-        positive: bool = True,
-        lower: float = 0.0,
+        positive: bool | None = None,
+        lower: float | None = None,
         trainable: bool = True,
         name: str | None = None,
         prior=None,
@@ -88,14 +95,47 @@ class Parameter(tf.Module):
         self.label = name
         value = _as_float_array(value, self.name)
         self.prior = _check_prior(prior, self.name)
-        self.positive = bool(positive)
-        self.lower = float(lower)
+        if positive is None and lower is not None:
+            positive = True
+        if positive is False and lower is not None:
+            raise ValueError(
+                f"{self.name}: lower: a lower bound makes a parameter positive; "
+                f"got positive=False with lower={lower!r}"
+            )
+        #: True, False, or None until the first use decides (``settle``).
+        self.positive = None if positive is None else bool(positive)
+        self.lower = 0.0 if lower is None else float(lower)
         if self.positive:
             _check_above(value, self.lower, self.name)
             initial = inverse_softplus(value - self.lower)
         else:
             initial = value
         self._variable = tf.Variable(initial, dtype=tf.float64, trainable=trainable, name=self.name)
+        self._trainable = bool(trainable)
+
+    def settle(self, positive: bool, use: str) -> Parameter:
+        """Decide the constraint of a parameter created with ``positive=None``
+        (nothing changes for one already decided) and return it.
+
+        Args:
+            positive: whether ``use`` needs a positive value.
+            use: what the parameter is used as, for the error message.
+
+        Raises:
+            ValueError: ``positive`` is asked for and the value is not above ``lower``.
+        """
+        if self.positive is not None:
+            return self
+        if positive:
+            value = self._variable.numpy()
+            if np.any(value <= self.lower):
+                raise ValueError(
+                    f"{use}: expected values > {self.lower} (a positive quantity), got the "
+                    f"pigp.Parameter {self.name!r} holding {value}"
+                )
+            self._variable.assign(inverse_softplus(value - self.lower))
+        self.positive = bool(positive)
+        return self
 
     @property
     def shape(self) -> tuple:
@@ -103,7 +143,13 @@ class Parameter(tf.Module):
 
     @property
     def trainable(self) -> bool:
-        return self.unconstrained.trainable
+        """Whether optimisers and samplers update it (settable: a fit may fix a noise
+        variance at its floor for data it finds exact)."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
 
     @property
     def unconstrained(self) -> tf.Variable:
@@ -134,11 +180,16 @@ class Parameter(tf.Module):
     def numpy(self) -> np.ndarray:
         return self.forward(self._variable).numpy()
 
+    def at_bound(self) -> bool:
+        """Whether a positive parameter's value sits at its lower bound (within 1e-4,
+        where the softplus's slope is below 1e-4, so its variable hardly moves it)."""
+        return bool(self.positive) and bool(np.any(self._variable.numpy() < -9.2))
+
     @property
     def bijector(self):
         """The map from the unconstrained variable to the value, as a TensorFlow
         Probability bijector."""
-        import tensorflow_probability as tfp
+        tfp = probability()
 
         if not self.positive:
             return tfp.bijectors.Identity()
@@ -169,7 +220,7 @@ class Parameter(tf.Module):
         exp(w)`` for a positive parameter (the posteriors of scales and variances
         are near Gaussian in log space, and their curvature varies little there),
         the identity otherwise."""
-        import tensorflow_probability as tfp
+        tfp = probability()
 
         if not self.positive:
             return tfp.bijectors.Identity()
@@ -191,7 +242,7 @@ class Parameter(tf.Module):
         ``softplus^-1(exp(w))`` of a positive parameter, without the detour through
         ``lower + exp(w)`` (which rounds to ``lower`` far below 0) and with a finite
         derivative everywhere (it tends to ``w`` as ``w -> -inf``); ``w`` otherwise."""
-        import tensorflow_probability as tfp
+        tfp = probability()
 
         if not self.positive:
             return w
@@ -201,7 +252,7 @@ class Parameter(tf.Module):
 
     def _above_lower(self, bijector):
         """``lower + bijector(x)``: a map onto the positive reals shifted to ``lower``."""
-        import tensorflow_probability as tfp
+        tfp = probability()
 
         if self.lower == 0.0:
             return bijector
@@ -236,8 +287,12 @@ class Parameter(tf.Module):
 
     @classmethod
     def of(cls, value, name: str) -> Parameter:
-        """``value`` itself if it is a Parameter, else a new positive one called ``name``."""
-        return value if isinstance(value, Parameter) else cls(value, name=name)
+        """A positive parameter for a quantity that must be positive (a variance, a
+        lengthscale): ``value`` itself if it is a Parameter (settled positive if it was
+        undecided), else a new positive one called ``name``."""
+        if isinstance(value, Parameter):
+            return value.settle(True, name)
+        return cls(value, positive=True, name=name)
 
     def get_config(self) -> dict:
         """The constructor's settings (the value is saved apart, unconstrained)."""
@@ -264,11 +319,11 @@ class Parameter(tf.Module):
             raise ValueError(
                 f"parameter {config['name']!r}: expected finite values, got {unconstrained}"
             )
-        placeholder = np.full(shape, float(config["lower"]) + 1.0)
+        placeholder = np.full(shape, float(config["lower"]) + 1.0)  # replaced below
         parameter = cls(
             placeholder,
             positive=config["positive"],
-            lower=config["lower"],
+            lower=float(config["lower"]) if config["positive"] else None,
             trainable=config["trainable"],
             name=config["name"],
             prior=rebuild_distribution(config.get("prior")),
@@ -281,7 +336,7 @@ class Parameter(tf.Module):
 
     # Arithmetic builds coefficients of operators: alpha * D("x", 2), c**2, -nu.
     def _coefficient(self) -> Coefficient:
-        return Coefficient(1.0, ((self, 1),))
+        return Coefficient(1.0, ((self.settle(False, "a coefficient"), 1),))
 
     def __mul__(self, other):
         return self._coefficient().__mul__(other)
@@ -300,7 +355,7 @@ def _check_prior(prior, name: str):
     float64 values, and a prior that could not be saved is refused now)."""
     if prior is None:
         return None
-    import tensorflow_probability as tfp
+    tfp = probability()
 
     if isinstance(prior, tfp.distributions.Distribution):
         try:
@@ -341,7 +396,7 @@ def rebuild_distribution(description: dict | None):
         return None
     import importlib
 
-    import tensorflow_probability as tfp
+    tfp = probability()
 
     module, _, qualname = description["class"].partition(":")
     cls = importlib.import_module(module)
@@ -438,4 +493,7 @@ def _as_float_array(value, name: str) -> np.ndarray:
 
 def _check_above(value: np.ndarray, lower: float, name: str) -> None:
     if np.any(value <= lower):
-        raise ValueError(f"{name}: expected values > {lower} (a positive parameter), got {value}")
+        raise ValueError(
+            f"{name}: expected values > {lower} (a positive parameter; pass "
+            f"positive=False for one of any sign), got {value}"
+        )

@@ -26,8 +26,10 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-import tensorflow as tf
-import tensorflow_probability as tfp
+
+from ._tensorflow import probability, tf
+
+tfp = probability()
 
 __all__ = ["Samples", "default_prior", "nuts"]
 

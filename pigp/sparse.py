@@ -20,10 +20,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import tensorflow as tf
 
 from . import _validation as check
 from . import training
+from ._tensorflow import tf
 from .base import Model, check_training, progress_bar, representable
 from .covariance import block
 from .kernels import Kernel
@@ -133,7 +133,8 @@ class SparsePIGP(Model):
         inducing_points: array of shape (M, d), or None to place M points by
             k-means on the training inputs at the first fit.
         train_inducing: also learn the inducing points.
-        noise_u: initial noise variance of the u data (standardised units).
+        noise_u: initial noise variance of the u data (standardised units; None:
+            1e-3; 0: exact data, not learned), learned.
         noise_f: the same for the f data.
         dims: column names of X when the operator declares none.
         dtype: ``"float64"`` (default) or ``"float32"``.
@@ -152,8 +153,8 @@ class SparsePIGP(Model):
         operator: Operator,
         num_inducing: int = 128,
         inducing_points=None,
-        noise_u=1e-3,
-        noise_f=1e-3,
+        noise_u=None,
+        noise_f=None,
         dims=None,
         dtype="float64",
         jitter: float | None = None,

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-import tensorflow as tf
+
+from ._tensorflow import tf
 
 __all__ = ["Adam", "AdamState", "History", "adam_steps", "minimize_adam", "minimize_lbfgs"]
 

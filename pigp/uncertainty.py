@@ -11,7 +11,8 @@ import functools
 import warnings
 
 import numpy as np
-import tensorflow as tf
+
+from ._tensorflow import tf
 
 __all__ = ["laplace"]
 
@@ -57,19 +58,29 @@ def laplace(objective, Xs, y, parameters) -> dict:
     direction of lowest curvature is held fixed too, one at a time, with a
     ``RuntimeWarning`` naming it; the other stds are then conditional on it.
 
-    Raises:
-        ValueError: the Hessian is not finite, or no entry is left with a positive
-            definite Hessian (far from a minimum: train longer).
+    Entries whose rows of the Hessian are not finite are held fixed the same way
+    (a ``RuntimeWarning`` names them). Nothing raises: where no entry is left, every
+    std is ``inf`` and the warning says why.
     """
     H = hessian(objective, Xs, y)
-    if not np.all(np.isfinite(H)):
-        raise ValueError("parameter_uncertainty: the loss Hessian is not finite")
-    curved = np.abs(np.diag(H)) > 1e-12 * np.abs(np.diag(H)).max()
     entries = [
         f"{name}[{i}]" if p.shape != () else name
         for name, p in parameters
         for i in range(int(np.prod(p.shape)))
     ]
+    finite = np.all(np.isfinite(H), axis=1)
+    if not finite.all():
+        warnings.warn(
+            "parameter_uncertainty: the loss Hessian is not finite along "
+            f"{', '.join(e for e, ok in zip(entries, finite) if not ok)} (the covariance "
+            "is near singular there); held fixed, std reported as inf, the other stds "
+            "are conditional on it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    diagonal = np.abs(np.diag(H))
+    scale = diagonal[finite].max() if finite.any() else 0.0
+    curved = finite & (diagonal > 1e-12 * scale) & (scale > 0)
     held = []
     while curved.any():
         values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
@@ -79,11 +90,14 @@ def laplace(objective, Xs, y, parameters) -> dict:
         curved[worst] = False
         held.append(entries[worst])
     if not curved.any():
-        raise ValueError(
-            "parameter_uncertainty: the loss Hessian is not positive definite "
-            "in any parameter; the parameters are not at a minimum: fit longer"
+        warnings.warn(
+            "parameter_uncertainty: the loss Hessian is not positive definite in any "
+            "parameter (the parameters are not at a minimum, or the fit has "
+            "degenerated: see model.parameter_values()); every std reported as inf",
+            RuntimeWarning,
+            stacklevel=3,
         )
-    if held:
+    elif held:
         warnings.warn(
             f"parameter_uncertainty: the loss curves down or is flat along "
             f"{', '.join(held)} (not at a strict minimum there); held fixed, "
@@ -92,7 +106,8 @@ def laplace(objective, Xs, y, parameters) -> dict:
             stacklevel=3,
         )
     variance = np.full(len(H), np.inf)
-    variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
+    if curved.any():
+        variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
     out, offset = {}, 0
     for name, p in parameters:
         size = int(np.prod(p.shape))
@@ -106,4 +121,24 @@ def laplace(objective, Xs, y, parameters) -> dict:
             std = np.where(np.isinf(part), np.inf, np.abs(slope) * np.sqrt(part))
         out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
         offset += size
+    _warn_at_bounds(parameters, out)
     return out
+
+
+def _warn_at_bounds(parameters, stds: dict) -> None:
+    """Warn about positive parameters at their lower bound with an infinite std."""
+    stuck = [
+        name
+        for name, p in parameters
+        if p.at_bound() and not np.all(np.isfinite(np.asarray(stds[name])))
+    ]
+    if stuck:
+        warnings.warn(
+            f"parameter_uncertainty: {', '.join(stuck)} sit at the lower bound of a "
+            "positive parameter, where the std is inf: the data may ask for a value "
+            "beyond it. For a coefficient, lift the bound: pigp.Parameter(value) (signed "
+            "in an operator) or Parameter(value, positive=False), or a smaller lower=; "
+            "a noise variance at 0 says the data look exact: pass noise=0 to treat them so",
+            RuntimeWarning,
+            stacklevel=4,
+        )

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import math
 
-import tensorflow as tf
-
+from ._tensorflow import tf
 from .covariance import block, block_diag
 
 __all__ = [

@@ -30,14 +30,16 @@ def test_poisson_1d_with_dirichlet_and_neumann_data():
     assert set(model.parameter_values()) >= {"dirichlet.noise", "neumann.noise"}
 
 
-def test_learned_diffusivity_and_its_laplace_std():
-    """alpha is recovered; its Laplace std equals one from a finite-difference Hessian."""
+@pytest.mark.parametrize("positive", [None, True])
+def test_learned_diffusivity_and_its_laplace_std(positive):
+    """alpha is recovered; its Laplace std equals one from a finite-difference Hessian
+    (signed, the default for a coefficient, and softplus-constrained)."""
     from scipy.stats import qmc
 
     sampler = qmc.LatinHypercube(d=2, seed=1)
     X_u, X_f = sampler.random(20), sampler.random(20)
     u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
-    alpha = pigp.Parameter(2.0, name="diffusivity")
+    alpha = pigp.Parameter(2.0, positive, name="diffusivity")
     model = pigp.PIGP(
         pigp.kernels.SquaredExponential(),
         pigp.operators.heat(alpha),
@@ -68,7 +70,7 @@ def test_learned_diffusivity_and_its_laplace_std():
     H = 0.5 * (H + H.T)
     index = [i for i, v in enumerate(variables) if v is alpha.unconstrained][0]
     offset = sum(sizes[:index])
-    slope = 1.0 / (1.0 + np.exp(-x0[offset]))  # d softplus / dv
+    slope = 1.0 / (1.0 + np.exp(-x0[offset])) if positive else 1.0  # d softplus / dv
     reference = slope * np.sqrt(np.linalg.inv(H)[offset, offset])
     assert std["operator.diffusivity"] == pytest.approx(reference, rel=1e-3)
     assert abs(alpha.numpy() - 1.0) < 5 * reference

@@ -155,7 +155,7 @@ def test_operators_beyond_smoothness_are_refused(kernel, order):
 
 
 def test_parameters_are_softplus_constrained():
-    p = pigp.Parameter(2.0)
+    p = pigp.Parameter(2.0, positive=True)
     assert p.unconstrained.numpy() == pytest.approx(np.log(np.expm1(2.0)))
     p.assign(0.25)
     assert p.numpy() == pytest.approx(0.25)
@@ -229,7 +229,7 @@ def test_softplus_value_and_gradient_are_finite_and_exact_far_out():
     import tensorflow_probability as tfp
 
     x = np.array([-800.0, -45.0, -20.5, -3.0, 0.0, 2.5, 40.0, 5000.0])
-    parameter = pigp.Parameter(np.ones(len(x)))
+    parameter = pigp.Parameter(np.ones(len(x)), positive=True)
     parameter.unconstrained.assign(x)
     with tf.GradientTape() as tape:
         value = parameter.value()

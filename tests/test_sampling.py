@@ -49,7 +49,7 @@ def grid_posterior(model, loc: float, scale: float, jacobian: bool):
 
 def test_log_prior_and_jacobian_are_scipys_densities():
     loc, scale = np.float64(0.3), np.float64(0.7)  # float64: exact to round-off
-    vector = pigp.Parameter([0.5, 2.0], prior=tfd.LogNormal(loc, scale), name="ls")
+    vector = pigp.Parameter([0.5, 2.0], True, prior=tfd.LogNormal(loc, scale), name="ls")
     expected = scipy.stats.lognorm(s=0.7, scale=np.exp(0.3)).logpdf([0.5, 2.0]).sum()
     assert float(vector.log_prior()) == pytest.approx(expected, rel=1e-12)
     scalar = pigp.Parameter(1.5, prior=tfd.Gamma(2.0, 3.0), lower=0.5)
@@ -278,7 +278,7 @@ def test_draws_that_round_to_the_lower_bound_are_kept_above_it():
     # small exp(w) next to lower; the draw must still be a value the parameter takes.
     from pigp.sampling import _representable
 
-    bounded, positive = pigp.Parameter(1.0, lower=0.5), pigp.Parameter(1.0)
+    bounded, positive = pigp.Parameter(1.0, lower=0.5), pigp.Parameter(1.0, positive=True)
     draws = _representable(np.array([0.5, 0.7]), bounded)
     assert draws[0] == np.nextafter(0.5, 1.0) and draws[1] == 0.7
     bounded.assign(draws[0])

@@ -81,8 +81,9 @@ def test_predict_before_fit():
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        (dict(noise_u=0.0), "noise_u: expected values > 0"),
-        (dict(noise_f=-1.0), "noise_f: expected values > 0"),
+        (dict(noise_u=-1e-3), r"noise_u: expected None .*, 0 \(exact data\), a positive"),
+        (dict(noise_f=float("nan")), "noise_f: expected None"),
+        (dict(noise_f=pigp.Parameter(-1.0)), r"noise_f: expected values > 0 \(a positive quantity\), got the pigp.Parameter"),
         (dict(dtype="int32"), "dtype: expected 'float32' or 'float64'"),
         (dict(jitter=float("nan")), "jitter"),
     ],
@@ -104,7 +105,7 @@ def test_observation_sets_check_their_data():
         pigp.Observations([[0.0, 0.0], [1.0, 0.0]], [0.0], name="wall")
     with pytest.raises(ValueError, match=r"wall\.X: expected finite"):
         pigp.Observations([[0.0, np.nan]], [0.0], name="wall")
-    with pytest.raises(ValueError, match="noise_wall: expected values > 0"):
+    with pytest.raises(ValueError, match="noise_wall: expected None"):
         pigp.Observations([[0.0, 0.0]], [0.0], noise=-1.0, name="wall")
     with pytest.raises(ValueError, match="operator: expected"):
         pigp.Observations([[0.0, 0.0]], [0.0], operator="d/dx")

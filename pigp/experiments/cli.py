@@ -54,27 +54,17 @@ def _function(name: str):
 
 
 def _import_tensorflow_quietly() -> None:
-    """Import TensorFlow and list its devices with the C++ start-up lines (oneDNN, CUDA,
-    CPU features, no GPU found) sent to /dev/null instead of the terminal, and keep
-    TensorFlow's Python warnings (retracing notices) to errors; a failing import still
-    shows its error."""
+    """Import TensorFlow (``pigp._tensorflow``: its C++ start-up lines off) and list its
+    devices with the lines that prints (oneDNN, CUDA, no GPU found) sent to the null
+    device, and keep TensorFlow's Python warnings (retracing notices) to errors; a
+    failing import still shows its error."""
     if "tensorflow" in sys.modules:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            try:
-                import tensorflow as tf
+    from .._tensorflow import quiet_stderr, tf
 
-                tf.config.list_physical_devices()
-                tf.get_logger().setLevel("ERROR")
-            finally:
-                os.dup2(saved, 2)
-    finally:
-        os.close(saved)
+    with quiet_stderr():
+        tf.config.list_physical_devices()
+    tf.get_logger().setLevel("ERROR")
 
 
 class UsageError(Exception):
