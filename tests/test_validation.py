@@ -83,7 +83,10 @@ def test_predict_before_fit():
     [
         (dict(noise_u=-1e-3), r"noise_u: expected None .*, 0 \(exact data\), a positive"),
         (dict(noise_f=float("nan")), "noise_f: expected None"),
-        (dict(noise_f=pigp.Parameter(-1.0)), r"noise_f: expected values > 0 \(a positive quantity\), got the pigp.Parameter"),
+        (
+            dict(noise_f=pigp.Parameter(-1.0)),
+            r"noise_f: expected values > 0\.0 \(a positive quantity\), got the pigp.Parameter",
+        ),
         (dict(dtype="int32"), "dtype: expected 'float32' or 'float64'"),
         (dict(jitter=float("nan")), "jitter"),
     ],
