@@ -32,7 +32,7 @@ def case(seed: int, noise: float, floor: float = 0.0) -> dict:
     y_u, y_f = solution(X_u)[0], solution(X_f)[1]
     y_u = y_u + noise * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(len(y_u))
     y_f = y_f + noise * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(len(y_f))
-    alpha = pigp.Parameter(2.0, name="diffusivity")
+    alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
     noises = {name: pigp.Parameter(1e-3, lower=floor, name=name) for name in ("noise_u", "noise_f")}
     model = pigp.PIGP(
         pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha), **noises

@@ -57,7 +57,9 @@ CASES = {
 
 def run(name):
     data, options, X, truth = CASES[name]()
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
+    )
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -34,7 +34,10 @@ def fingerprint() -> dict:
 
     def new(kernel=None, diffusivity=1.0):
         return pigp.PIGP(
-            kernel or pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity)
+            kernel or pigp.kernels.SquaredExponential(),
+            pigp.operators.heat(diffusivity),
+            noise_u=1e-3,
+            noise_f=1e-3,
         )
 
     X_u, X_f = heat_design(0)
@@ -50,7 +53,7 @@ def fingerprint() -> dict:
     sampler = qmc.LatinHypercube(d=2, seed=0)
     X_u, X_f = sampler.random(20), sampler.random(20)
     u = lambda P: np.exp(-P[:, 1]) * np.sin(2 * np.pi * P[:, 0])  # noqa: E731
-    model = new(diffusivity=pigp.Parameter(2.0, name="diffusivity"))
+    model = new(diffusivity=pigp.Parameter(2.0, positive=True, name="diffusivity"))
     model.fit(X_u, u(X_u), X_f, (4 * np.pi**2 - 1) * u(X_f))
     record("raissi", model)
     out["raissi/std_alpha"] = np.asarray(model.parameter_uncertainty()["operator.diffusivity"])

@@ -21,7 +21,9 @@ import json, resource, sys, numpy as np, pigp
 n = int(sys.argv[1])
 rng = np.random.default_rng(0)
 X_u, X_f = rng.uniform(size=(n // 2, 2)), rng.uniform(size=(n - n // 2, 2))
-model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+model = pigp.PIGP(
+    pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
+)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=1)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

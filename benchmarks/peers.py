@@ -173,8 +173,10 @@ def coverage(mean, var, truth):
 def fit_pigp(p, kernel):
     """Fit ``kernel`` to problem ``p`` with default settings (alpha learned where the
     problem has a start for it): ``(model, alpha, fit seconds, mean, var on GRID)``."""
-    alpha = 1.0 if p["alpha"] is None else pigp.Parameter(p["alpha"], name="diffusivity")
-    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha))
+    alpha = (
+        1.0 if p["alpha"] is None else pigp.Parameter(p["alpha"], positive=True, name="diffusivity")
+    )
+    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha), noise_u=1e-3, noise_f=1e-3)
     start = time.perf_counter()
     model.fit(p["X_u"], p["y_u"], p["X_f"], p["y_f"])
     seconds = time.perf_counter() - start

@@ -178,7 +178,9 @@ def measure(n: int, dtype: str, rng) -> dict:
 def seed_steps_per_second() -> float:
     g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
     X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
+    )
     data = (X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 0]))
     model.fit(*data, steps=250, optimizer="adam")
     start = time.perf_counter()
@@ -190,7 +192,12 @@ def prediction_scaling(counts) -> list:
     """Predict mean and variance at 10^4 .. 10^6 points from a 500-point model."""
     rng = np.random.default_rng(1)
     X_u, X_f = rng.uniform(size=(250, 2)), rng.uniform(size=(250, 2))
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]), pigp.operators.heat(1.0))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]),
+        pigp.operators.heat(1.0),
+        noise_u=1e-3,
+        noise_f=1e-3,
+    )
     model.fit(X_u, np.sin(3 * X_u[:, 0]), X_f, np.cos(2 * X_f[:, 1]), steps=0, optimizer="adam")
     model.predict(X_u)
     rows = []
@@ -221,6 +228,8 @@ def time_to_accuracy(target=1e-3, max_adam_steps=20_000) -> dict:
     new = lambda: pigp.PIGP(
         pigp.kernels.SquaredExponential(),  # noqa: E731
         pigp.operators.heat(diffusivity=1.0),
+        noise_u=1e-3,
+        noise_f=1e-3,
     )
     new().fit(*data, steps=250, optimizer="adam")  # compile once
 
@@ -315,8 +324,10 @@ def raissi_kernels() -> list:
     for seed in (0, 1):
         X_u, X_f = raissi_inverse.design(seed)
         for name, make in kernels.items():
-            alpha = pigp.Parameter(2.0, name="diffusivity")
-            model = pigp.PIGP(make(), pigp.operators.heat(diffusivity=alpha))
+            alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
+            model = pigp.PIGP(
+                make(), pigp.operators.heat(diffusivity=alpha), noise_u=1e-3, noise_f=1e-3
+            )
             start = time.perf_counter()
             model.fit(X_u, raissi_inverse.solution(X_u)[0], X_f, raissi_inverse.solution(X_f)[1])
             seconds = time.perf_counter() - start

@@ -29,7 +29,12 @@ def draw_data(draw: int):
 
 
 def new_model():
-    return pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=1.0))
+    return pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.operators.heat(diffusivity=1.0),
+        noise_u=1e-3,
+        noise_f=1e-3,
+    )
 
 
 def timed_fit(model, data, X, u):

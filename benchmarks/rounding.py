@@ -65,7 +65,7 @@ def diagonal(replicate: int) -> dict:
     y_u = perturbed(heat_solution(X_u)[0], replicate, 0)
     y_f = perturbed(heat_solution(X_f)[1], replicate, 1)
     kernel = pigp.kernels.SquaredExponential.from_weights(softplus(0.5), softplus([-1.0, -3.0]))
-    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=1.0))
+    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=1.0), noise_u=1e-3, noise_f=1e-3)
     start = time.perf_counter()
     model.fit(X_u, y_u, X_f, y_f)
     seconds = time.perf_counter() - start

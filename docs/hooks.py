@@ -2,8 +2,9 @@
 
 Every ``docs/tutorials/*.py`` is executed top to bottom at build time, cell by
 cell in one namespace; each markdown cell becomes text, each code cell is shown
-followed by what it printed and the matplotlib figures it left open (saved as
-PNG beside the page). So every number and figure in a tutorial comes from
+followed by what it printed, the warnings it raised (as Python would show them,
+so a page never hides one) and the matplotlib figures it left open (saved as PNG
+beside the page). So every number and figure in a tutorial comes from
 running its code with the installed pigp. A cell that raises fails the build.
 A line ``<!-- results: NAME -->`` in a page becomes the table NAME of
 ``benchmarks/_tables.py``, made from the JSON in ``benchmarks/results/``: the
@@ -30,6 +31,7 @@ import linecache
 import os
 import re
 import time
+import warnings
 
 import matplotlib
 
@@ -60,7 +62,8 @@ def _render(path: str, stem: str, config) -> tuple[str, list]:
         filename = f"{path} (cell {number})"
         # Register the cell's source so that inspect (and AutoGraph) can read it.
         linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
-        with contextlib.redirect_stdout(output):
+        with contextlib.redirect_stdout(output), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")  # each warning once per place, as Python shows it
             try:
                 exec(compile(cell.source, filename, "exec"), namespace)
             except Exception as error:
@@ -70,6 +73,9 @@ def _render(path: str, stem: str, config) -> tuple[str, list]:
         text = output.getvalue().rstrip()
         if text:
             lines.append(f"```text\n{text}\n```")
+        shown = [f"{w.category.__name__}: {w.message}" for w in caught]
+        if shown:
+            lines.append("```text\n" + "\n".join(dict.fromkeys(shown)) + "\n```")
         for figure_number in plt.get_fignums():
             figure = plt.figure(figure_number)
             buffer = io.BytesIO()

@@ -75,7 +75,16 @@ class Model(tf.Module):
 
     # ----- parameters ---------------------------------------------------------------
     def parameters_by_name(self) -> dict:
-        """Every parameter of the model: ``{"kernel.variance": Parameter, ...}``."""
+        """Every parameter of the model by name: ``{"kernel.variance": Parameter, ...}``.
+
+        The names say where a parameter sits: ``"kernel.NAME"`` for the kernel's
+        (``variance``, ``lengthscales``, ...), ``"operator.LABEL"`` for a coefficient
+        of the model's operator (``LABEL`` is the ``name`` given to its
+        ``pigp.Parameter``, else ``coefficientI`` by position), ``"noise_u"`` and
+        ``"noise_f"`` for the noise variances of the u and f data, and
+        ``"SET.noise"`` and ``"SET.LABEL"`` for an observation set's noise and the
+        coefficients of its operator that the model's operator does not have.
+        """
         out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
         for i, p in enumerate(self.operator.parameters):
             out[f"operator.{p.label or f'coefficient{i}'}"] = p
@@ -94,7 +103,10 @@ class Model(tf.Module):
         return out
 
     def parameter_values(self) -> dict:
-        """Current constrained values: floats for scalars, arrays for vectors."""
+        """Current constrained values by name (see ``parameters_by_name`` for the
+        names: ``"operator.diffusivity"`` is the coefficient created as
+        ``pigp.Parameter(..., name="diffusivity")``): floats for scalars, arrays for
+        vectors. Noise variances are in standardised units (``y_scale``)."""
         return {
             k: (float(v) if np.ndim(v) == 0 else np.array(v))
             for k, v in ((k, p.numpy()) for k, p in self.parameters_by_name().items())

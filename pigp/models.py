@@ -73,8 +73,12 @@ class PIGP(Model):
         kernel: the prior covariance of u, a ``pigp.kernels.Kernel``, or ``"auto"``:
             the first ``fit`` fits a ``SquaredExponential`` and a one-component
             ``SpectralMixture`` from the same start and keeps the one of higher log
-            marginal likelihood (``model.kernel_choice`` has both); it costs both fits
-            (``AUTO_KERNELS``).
+            marginal likelihood (``model.kernel_choice`` has both evidences); it
+            costs both fits (``AUTO_KERNELS``). A higher marginal likelihood is
+            evidence for a model of the data, not a promise of a smaller error:
+            the more flexible kernel can fit the data points better and still be
+            worse between them. Check the choice against held-out data where
+            accuracy matters.
         operator: the operator L, e.g. ``pigp.operators.heat(diffusivity=1.0)``.
         noise_u: the noise variance of the u data, in standardised units. None
             (default): learned from 1e-3, and after training the data are

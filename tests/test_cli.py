@@ -131,4 +131,8 @@ def test_the_summary_lists_draws_and_learned_coefficients():
     rows = [line.split() for line in summary(metrics).splitlines()]
     assert ["noise_1pct/draws", "seed", "3", "0.0123", "0.9", "2.0"] in rows
     assert ["noise_1pct", "(all", "draws)", "max", "0.0123", "pooled", "0.9"] in rows
-    assert ["nu", "0.1", "0.1", "0.0002"] in rows
+    # The estimate shows two digits past where it departs from the truth: 1.23e-4.
+    assert ["nu", "0.100123", "0.1", "0.000123", "0.0002"] in rows
+    metrics["learned"]["nu"]["estimate"] = 0.1 + 4e-7
+    rows = [line.split() for line in summary(metrics).splitlines()]
+    assert ["nu", "0.1000004", "0.1", "4e-07", "0.0002"] in rows

@@ -82,3 +82,30 @@ def test_no_import_cycles():
     cycle = find_cycle(graph())
     if cycle:
         pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_import_and_a_first_fit_print_nothing_on_stderr():
+    """TensorFlow's C++ start-up lines and TFP's distutils warning stay off, even with
+    Python's warnings shown (-W default), unless TF_CPP_MIN_LOG_LEVEL is set."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, pigp, pigp.sampling\n"
+        "m = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.D('x', 2), dims=('x',))\n"
+        "x = np.linspace(0, 1, 8)[:, None]\n"
+        "m.fit(x[[0, -1]], np.sin(x[[0, -1], 0]), x, -np.sin(x[:, 0]), steps=20)\n"
+        "print(m.predict(x)[0].shape)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(8,)"
+    assert done.stderr == ""

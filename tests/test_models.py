@@ -277,3 +277,70 @@ def test_laplace_std_is_inf_not_nan_where_a_value_rounded_to_its_bound():
         std = model.parameter_uncertainty()
     assert std["noise_u"] == np.inf
     assert all(np.all(~np.isnan(v)) for v in std.values())
+
+
+def _reaction(noise_u=None, noise_f=None, level=0.0):
+    """``u'' - 4u = f`` on [0, 1], u = sin(3x) + x^2 exact at both ends, f at 15 points
+    (with Gaussian noise of ``level`` times its RMS): the fitted model and u's relative
+    L2 error on 201 points."""
+    u = lambda x: np.sin(3 * x) + x**2
+    f = lambda x: -9 * np.sin(3 * x) + 2 - 4 * u(x)
+    X_b, X_f = np.array([[0.0], [1.0]]), np.linspace(0, 1, 15)[:, None]
+    y_f = f(X_f[:, 0])
+    y_f = y_f + level * np.sqrt(np.mean(y_f**2)) * np.random.default_rng(0).standard_normal(15)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.D("x", 2) - 4.0 * pigp.Identity,
+        noise_u=noise_u,
+        noise_f=noise_f,
+        dims=("x",),
+    )
+    model.fit(X_b, u(X_b[:, 0]), X_f, y_f)
+    x = np.linspace(0, 1, 201)[:, None]
+    return model, relative_l2(model.predict(x)[0], u(x[:, 0]))
+
+
+def test_exact_data_are_fitted_exactly_by_default():
+    model, error = _reaction()
+    assert error < 1e-7
+    assert {name: c.kept for name, c in model.noise_choice.items()} == {"u": "exact", "f": "exact"}
+    for name in ("u", "f"):  # within EXACT_EVIDENCE of the learned noise's evidence
+        choice = model.noise_choice[name]
+        assert choice.exact >= choice.learned - pigp.models.EXACT_EVIDENCE
+    assert model.parameter_values()["noise_u"] == 0.0 and not model.noise_u.trainable
+    assert "noise_u" not in dict(model.trainable_parameters())
+    # The boundary values are reproduced to the jitter, with a std near 0 there.
+    mean, var = model.predict(np.array([[0.0], [1.0]]))
+    np.testing.assert_allclose(mean, [0.0, np.sin(3.0) + 1.0], atol=1e-8)
+    assert np.sqrt(var).max() < 1e-4
+
+
+def test_noise_zero_says_exact_and_is_not_learned():
+    model, error = _reaction(noise_u=0, noise_f=0)
+    assert error < 1e-7
+    assert model.noise_choice == {} and model.trainable_parameters()[-1][0] == "kernel.lengthscales"
+    assert model.noise_u.numpy() == 0.0 and model.noise_f.numpy() == 0.0
+
+
+def test_noisy_data_keep_a_learned_noise():
+    model, error = _reaction(level=0.05)
+    assert model.noise_choice["f"].kept == "learned"
+    assert model.noise_choice["f"].exact < model.noise_choice["f"].learned - 2.0
+    assert model.noise_f.trainable and model.parameter_values()["noise_f"] > 1e-6
+    assert error < 0.1
+
+
+def test_a_refit_decides_again_and_the_decision_survives_save_and_load(tmp_path):
+    model, _ = _reaction()
+    assert not model.noise_u.trainable
+    model.fit(*(np.array([[0.0], [1.0]]), np.array([0.3, -0.2])), steps=0)  # no training
+    assert model.noise_u.trainable and model.noise_u.numpy() == pytest.approx(1e-3)
+    model, _ = _reaction()
+    path = tmp_path / "exact.npz"
+    model.save(path)
+    loaded = pigp.load(path)
+    assert loaded.noise_decided_by_fit == {"u", "f"}
+    assert [s.noise_decided_by_fit for s in loaded.data.sets] == [True, True]
+    assert not loaded.noise_u.trainable and loaded.noise_u.numpy() == 0.0
+    x = np.linspace(0, 1, 7)[:, None]
+    np.testing.assert_array_equal(loaded.predict(x)[0], model.predict(x)[0])

@@ -81,7 +81,16 @@ class _Parser(argparse.ArgumentParser):
 def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``pigp`` (all experiments) or of one experiment's script."""
 
-    def common(p):
+    def common(p, name):
+        if EXPERIMENTS[name][0] == "problems":
+            p.add_argument(
+                "--noise",
+                type=_level,
+                default=0.0,
+                metavar="LEVEL",
+                help="Gaussian noise of LEVEL times each data set's RMS on its targets "
+                "(e.g. 0.01; default 0: exact data)",
+            )
         p.add_argument(
             "--out", default=None, help="folder for metrics.json and figures (default results/NAME)"
         )
@@ -103,7 +112,7 @@ def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.Argume
     if experiment is not None:
         # A description is printed as written; only help strings are %-formatted.
         p = _Parser(prog=prog, description=_docstring(experiment), formatter_class=formatter)
-        common(p)
+        common(p, experiment)
         return p
     p = _Parser(
         prog=prog,
@@ -119,9 +128,21 @@ def parser(prog: str = "pigp", experiment: str | None = None) -> argparse.Argume
                 help=doc.splitlines()[0].replace("%", "%%"),
                 description=doc,
                 formatter_class=formatter,
-            )
+            ),
+            name,
         )
     return p
+
+
+def _level(text: str) -> float:
+    """``--noise``'s value: a finite number >= 0."""
+    try:
+        level = float(text)
+    except ValueError:
+        level = -1.0
+    if not (0.0 <= level < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 (e.g. 0.01), got {text!r}")
+    return level
 
 
 def output_folder(name: str, out) -> str:
@@ -142,7 +163,8 @@ def run(name: str, args) -> dict:
     """Run experiment ``name`` with parsed ``args``; print the summary table (or, with
     ``--json``, the metrics as JSON); return the metrics."""
     out = output_folder(name, args.out)
-    metrics = _function(name)(out, seed=args.seed, quick=args.quick, dtype=args.dtype)
+    options = {"noise": args.noise} if hasattr(args, "noise") else {}
+    metrics = _function(name)(out, seed=args.seed, quick=args.quick, dtype=args.dtype, **options)
     if getattr(args, "json", False):
         print(json.dumps(metrics, indent=2))
     else:

@@ -32,9 +32,11 @@ def _lhs(seed: int, n: int, d: int, low=0.0, high=1.0) -> np.ndarray:
 
 
 def _fit_and_report(
-    out, name, model, data, X_test, u_test, learned, quick, draw, extra=None
+    out, name, model, data, X_test, u_test, learned, quick, draw, extra=None, noise=0.0
 ) -> dict:
-    X_u, y_u, X_f, y_f, observations = data
+    """Fit ``model`` to ``data`` (every target with Gaussian noise of ``noise`` times its
+    RMS, drawn from the seed in ``extra``), then report and draw."""
+    X_u, y_u, X_f, y_f, observations = _noisy(data, noise, (extra or {}).get("seed", 0))
     steps = 300 if quick else 2000
     start = time.perf_counter()
     model.fit(X_u, y_u, X_f, y_f, observations=observations, steps=steps)
@@ -44,6 +46,7 @@ def _fit_and_report(
         "experiment": name,
         "steps": steps,
         **(extra or {}),
+        "noise": noise,
         "n_u": 0 if X_u is None else len(X_u),
         "n_f": len(X_f),
         "n_boundary": int(sum(len(o.X) for o in observations)),
@@ -72,6 +75,26 @@ def _fit_and_report(
     return finish(out, metrics)
 
 
+def _noisy(data, level: float, seed: int):
+    """``data`` with Gaussian noise of ``level`` times each set's RMS on its targets
+    (u's drawn first, then f's, then each observation set's)."""
+    import pigp
+
+    from .heat import add_noise
+
+    if level == 0:
+        return data
+    X_u, y_u, X_f, y_f, observations = data
+    rng = np.random.default_rng(seed + 7919)
+    y_u = None if y_u is None else add_noise(y_u, level, rng)
+    y_f = add_noise(y_f, level, rng)
+    observations = [
+        pigp.Observations(o.X, add_noise(o.y, level, rng), o.operator, name=o.name)
+        for o in observations
+    ]
+    return X_u, y_u, X_f, y_f, observations
+
+
 def _maps(X, truth, points, labels=("x", "t")):
     from pigp import plotting
 
@@ -85,7 +108,9 @@ def _maps(X, truth, points, labels=("x", "t")):
 
 
 # ----- 1-D Poisson -----------------------------------------------------------------------
-def poisson1d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
+def poisson1d(
+    out: str, seed: int = 0, quick: bool = False, dtype: str = "float64", noise: float = 0.0
+) -> dict:
     """1-D Poisson u'' = f on [0, 1]: u = sin(2 pi x) + x / 2, f at 12 points, u(0), u(1)."""
     import pigp
     from pigp.operators import D
@@ -119,12 +144,13 @@ def poisson1d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float6
         quick,
         draw,
         {"seed": seed, "dtype": dtype},
+        noise,
     )
 
 
 # ----- advection-diffusion ---------------------------------------------------------------------
 def advection_diffusion(
-    out: str, seed: int = 0, quick: bool = False, dtype: str = "float64"
+    out: str, seed: int = 0, quick: bool = False, dtype: str = "float64", noise: float = 0.0
 ) -> dict:
     """Advection-diffusion u_t + c u_x - nu u_xx = f with c = 1, nu = 0.1 learned from 0.5, 0.5.
 
@@ -163,11 +189,14 @@ def advection_diffusion(
         quick,
         _maps(X, u(X), {"u data": X_u, "f data": X_f}),
         {"seed": seed, "dtype": dtype},
+        noise,
     )
 
 
 # ----- wave ----------------------------------------------------------------------------------
-def wave(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
+def wave(
+    out: str, seed: int = 0, quick: bool = False, dtype: str = "float64", noise: float = 0.0
+) -> dict:
     """Wave equation u_tt - c^2 u_xx = 0, c = 0.8 learned from 0.5.
 
     u = sin(pi x) cos(c pi t) on [0, 1] x [0, 2]; u at 40 Latin-hypercube points,
@@ -196,11 +225,14 @@ def wave(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -
         quick,
         _maps(X, u(X), {"u data": X_u, "f data": X_f}),
         {"seed": seed, "dtype": dtype},
+        noise,
     )
 
 
 # ----- 2-D Helmholtz with Dirichlet and Neumann data ----------------------------------------------
-def helmholtz2d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
+def helmholtz2d(
+    out: str, seed: int = 0, quick: bool = False, dtype: str = "float64", noise: float = 0.0
+) -> dict:
     """2-D Helmholtz u_xx + u_yy + 4 u = f on [0, 1]^2, u = sin(2x) cos(y) + x y.
 
     f at 40 interior points; Dirichlet values of u on x = 0, x = 1, y = 0 (8 points
@@ -242,11 +274,14 @@ def helmholtz2d(out: str, seed: int = 0, quick: bool = False, dtype: str = "floa
         quick,
         _maps(X, u(X), points, labels=("x", "y")),
         {"seed": seed, "dtype": dtype},
+        noise,
     )
 
 
 # ----- heat in (x, y, t) --------------------------------------------------------------------------
-def heat2d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
+def heat2d(
+    out: str, seed: int = 0, quick: bool = False, dtype: str = "float64", noise: float = 0.0
+) -> dict:
     """Heat equation in two space dimensions, u_t - (u_xx + u_yy) = f, columns (x, y, t).
 
     u = e^-t sin(pi x) sin(pi y); u at 25 points of t = 0 and 40 points on the
@@ -292,6 +327,7 @@ def heat2d(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64")
         quick,
         draw,
         {"seed": seed, "dtype": dtype},
+        noise,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import numpy as np
@@ -58,12 +59,26 @@ def _number(value: float) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
+def _estimate(estimate: float, true: float) -> str:
+    """``estimate`` with the digits that show where it departs from ``true`` (two
+    beyond the first that differs; at least 3, at most 15 significant)."""
+    error = abs(estimate - true)
+    size = max(abs(estimate), abs(true))
+    if error == 0 or size == 0:
+        return _number(estimate)
+    first = math.floor(math.log10(size)) - math.floor(math.log10(error)) + 1
+    digits = min(15, max(3, first + 2))
+    return f"{estimate:.{digits}g}"
+
+
 def summary(metrics: dict) -> str:
     """A short table of what an experiment's metrics say: for every part that has
     an accuracy (relative L2 of u, 95% band coverage, fit time) one row, then each
-    learned coefficient against its true value. Numbers to 3 significant digits."""
+    learned coefficient: its estimate (with the digits where it departs from the
+    truth), the true value, the absolute error and the Laplace std. Other numbers
+    to 3 significant digits."""
     rows = [("part", "rel. L2 of u", "95% coverage", "fit s")]
-    learned = [("coefficient", "estimate", "true", "Laplace std")]
+    learned = [("coefficient", "estimate", "true", "abs. error", "Laplace std")]
 
     def walk(path: str, value) -> None:
         if not isinstance(value, dict):
@@ -94,8 +109,9 @@ def summary(metrics: dict) -> str:
             learned.append(
                 (
                     key,
-                    _number(item["estimate"]),
+                    _estimate(item["estimate"], item["true"]),
                     _number(item["true"]),
+                    _number(abs(item["estimate"] - item["true"])),
                     _number(item["laplace_std"]),
                 )
             )

@@ -1,0 +1,74 @@
+"""Parameters: the constraint decided by use, signed coefficients learned, bounds warned about."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pigp
+from pigp.operators import D, Identity
+
+
+def test_a_parameter_is_settled_by_its_first_use():
+    coefficient = pigp.Parameter(-0.5, name="c")  # a negative start is allowed
+    assert coefficient.positive is None
+    operator = coefficient * D("x")
+    assert coefficient.positive is False
+    assert operator.parameters[0] is coefficient
+    coefficient.assign(-2.0)
+    assert coefficient.numpy() == -2.0 and coefficient.unconstrained.numpy() == -2.0
+
+    lengthscale = pigp.Parameter([0.3])
+    kernel = pigp.kernels.SquaredExponential(1.0, lengthscale)
+    assert lengthscale.positive is True
+    assert lengthscale.unconstrained.numpy() == pytest.approx(np.log(np.expm1(0.3)))
+    assert kernel.lengthscales is lengthscale
+    with pytest.raises(ValueError, match="positive"):
+        lengthscale.assign([-1.0])
+
+    noise = pigp.Parameter(1e-4)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D("x", 2), noise_u=noise, dims=("x",))
+    assert model.noise_u is noise and noise.positive is True
+    # Once settled, another use does not change it.
+    assert (noise * D("x")).parameters[0].positive is True
+
+
+def test_positive_errors_name_the_way_out():
+    with pytest.raises(ValueError, match=r"positive=False for one of any sign"):
+        pigp.Parameter(-0.5, positive=True, name="c")
+    with pytest.raises(ValueError, match=r"^variance: expected values > 0\.0"):
+        pigp.kernels.SquaredExponential(pigp.Parameter(-1.0, name="v"))
+    with pytest.raises(ValueError, match="lower bound makes a parameter positive"):
+        pigp.Parameter(1.0, positive=False, lower=0.5)
+    assert pigp.Parameter(1.0, lower=0.5).positive is True
+
+
+def _decay(c_true):
+    """``u' + c u = 0`` on [0, 1]: ``u = exp(-c x)``; u at 6 points, the residual at 12."""
+    u = lambda x: np.exp(-c_true * x)
+    X_u, X_f = np.linspace(0, 1, 6)[:, None], np.linspace(0.04, 0.96, 12)[:, None]
+    return X_u, u(X_u[:, 0]), X_f, np.zeros(12)
+
+
+def test_a_negative_coefficient_is_learned_with_the_default():
+    c = pigp.Parameter(1.0, name="c")
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D("x") + c * Identity, dims=("x",))
+    model.fit(*_decay(-0.8))
+    assert c.numpy() == pytest.approx(-0.8, abs=1e-3)
+    std = model.parameter_uncertainty()["operator.c"]
+    assert np.isfinite(std) and abs(c.numpy() + 0.8) < 5 * std + 1e-6
+
+
+def test_a_coefficient_stuck_at_its_bound_is_named_with_the_way_out():
+    c = pigp.Parameter(1.0, positive=True, name="c")
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D("x") + c * Identity, dims=("x",))
+    with pytest.warns(RuntimeWarning, match=r"operator\.c ended at the lower bound") as caught:
+        model.fit(*_decay(-0.8))
+    assert "positive=False" in str(caught[-1].message)
+    assert c.numpy() < 1e-4  # the truth, -0.8, is out of reach
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        std = model.parameter_uncertainty()
+    messages = [str(w.message) for w in caught]
+    assert std["operator.c"] == np.inf
+    assert any("operator.c" in m and "sit at the lower bound" in m for m in messages), messages
