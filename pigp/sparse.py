@@ -134,7 +134,8 @@ class SparsePIGP(Model):
             k-means on the training inputs at the first fit.
         train_inducing: also learn the inducing points.
         noise_u: initial noise variance of the u data (standardised units; None:
-            1e-3; 0: exact data, not learned), learned.
+            1e-3), learned. Exact data (0) are refused at ``fit``: the variational
+            likelihood needs a positive noise.
         noise_f: the same for the f data.
         dims: column names of X when the operator declares none.
         dtype: ``"float64"`` (default) or ``"float32"``.
@@ -304,6 +305,13 @@ class SparsePIGP(Model):
         if not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed: expected an integer, got {seed!r}")
         data = self._prepare(X_u, y_u, X_f, y_f, observations)
+        exact = [s.name for s in data.sets if np.any(s.noise.numpy() <= 0)]
+        if exact:
+            raise ValueError(
+                f"noise: the sparse model's likelihood needs a positive noise variance for "
+                f"every data set; {exact} have 0 (exact data): give a small positive one "
+                "instead (e.g. 1e-6, standardised units)"
+            )
         with self.strategy.scope():
             self.kernel.build(np.concatenate([s.X for s in data.sets]))
         n = sum(data.sizes)

@@ -114,6 +114,17 @@ def test_an_experiment_prints_a_summary_or_with_json_the_metrics(tmp_path, capsy
     again = json.loads(capsys.readouterr().out)
     assert again == json.loads((tmp_path / "again" / "metrics.json").read_text())
     assert again["relative_l2"] == metrics["relative_l2"]  # deterministic
+    assert metrics["noise"] == 0.0
+
+    # --noise: the same design with 5% noise on every target (seeded): a larger error.
+    assert cli.main(["poisson1d", "--quick", "--noise", "0.05", "--out", str(tmp_path / "n")]) == 0
+    capsys.readouterr()
+    noisy = json.loads((tmp_path / "n" / "metrics.json").read_text())
+    assert noisy["noise"] == 0.05
+    assert noisy["relative_l2"] > 10 * metrics["relative_l2"]
+    assert cli.main(["poisson1d", "--noise", "-1"]) == 2
+    assert "--noise: expected a number >= 0" in capsys.readouterr().err
+    assert cli.main(["heat", "--noise", "0.01"]) == 2  # heat has its own noisy cases
 
 
 def test_the_summary_lists_draws_and_learned_coefficients():

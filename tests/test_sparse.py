@@ -242,3 +242,13 @@ def test_multi_worker_mirrored_strategy_follows_one_process(tmp_path):
     a, b = json.loads(out_one.read_text()), json.loads((tmp_path / "mw.json").read_text())
     assert b["replicas"] == 2
     np.testing.assert_allclose(b["losses"], a["losses"], rtol=1e-6)
+
+
+def test_exact_data_are_refused_with_the_way_out():
+    model = pigp.SparsePIGP(
+        pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), num_inducing=4, noise_u=0
+    )
+    X = np.random.default_rng(0).uniform(size=(6, 2))
+    with pytest.raises(ValueError, match=r"noise: .* \['u'\] have 0 \(exact data\).*e\.g\. 1e-6"):
+        model.fit(X, np.sin(X[:, 0]), X, np.cos(X[:, 0]))
+    assert model.data is None
