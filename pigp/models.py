@@ -431,7 +431,12 @@ class PIGP(Model):
             ValueError: before fit.
         """
         objective = self.objective()
-        return laplace(objective, *self.data.tensors(self.dtype), self.trainable_parameters())
+        return laplace(
+            objective,
+            *self.data.tensors(self.dtype),
+            self.trainable_parameters(),
+            bounded=data_parameters(self.data.sets),
+        )
 
     # ----- the posterior and prediction ------------------------------------------------
     def posterior(self) -> Posterior:

@@ -38,7 +38,7 @@ def hessian(objective, Xs, y) -> np.ndarray:
     return 0.5 * (H + H.T)
 
 
-def laplace(objective, Xs, y, parameters) -> dict:
+def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
     """Posterior standard deviations of the parameters by the Laplace approximation.
 
     Args:
@@ -47,6 +47,9 @@ def laplace(objective, Xs, y, parameters) -> dict:
         Xs: the inputs of each data set.
         y: the standardised targets, all data sets stacked.
         parameters: ``[(name, Parameter)]``, the trainable parameters.
+        bounded: those of ``parameters`` to warn about when they sit at the lower
+            bound of a positive parameter with an infinite std (default: all); a
+            kernel's frequency at 0 is no such case.
 
     Returns:
         dict: ``{name: std}``, floats for scalars and arrays for vectors; ``inf`` for an
@@ -58,8 +61,9 @@ def laplace(objective, Xs, y, parameters) -> dict:
     direction of lowest curvature is held fixed too, one at a time, with a
     ``RuntimeWarning`` naming it; the other stds are then conditional on it.
 
-    Entries whose rows of the Hessian are not finite are held fixed the same way
-    (a ``RuntimeWarning`` names them). Nothing raises: where no entry is left, every
+    Entries where the Hessian is not finite are held fixed the same way (those with
+    the most non-finite values first, until the rest is finite; a ``RuntimeWarning``
+    names them). Nothing raises: where no entry is left, every
     std is ``inf`` and the warning says why.
     """
     H = hessian(objective, Xs, y)
@@ -68,7 +72,12 @@ def laplace(objective, Xs, y, parameters) -> dict:
         for name, p in parameters
         for i in range(int(np.prod(p.shape)))
     ]
-    finite = np.all(np.isfinite(H), axis=1)
+    # Hold the entries with the most non-finite values, one at a time, until the rest of
+    # H is finite (one entry's NaN reaches every row through its column).
+    finite = np.ones(len(H), bool)
+    while not np.all(np.isfinite(H[np.ix_(finite, finite)])):
+        bad = (~np.isfinite(H[np.ix_(finite, finite)])).sum(axis=1)
+        finite[np.flatnonzero(finite)[np.argmax(bad)]] = False
     if not finite.all():
         warnings.warn(
             "parameter_uncertainty: the loss Hessian is not finite along "
@@ -121,7 +130,8 @@ def laplace(objective, Xs, y, parameters) -> dict:
             std = np.where(np.isinf(part), np.inf, np.abs(slope) * np.sqrt(part))
         out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
         offset += size
-    _warn_at_bounds(parameters, out)
+    watched = parameters if bounded is None else [(n, p) for n, p in parameters if p in bounded]
+    _warn_at_bounds(watched, out)
     return out
 
 

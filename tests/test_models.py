@@ -1,5 +1,7 @@
 """The PIGP model: likelihood, training, prediction, dtypes, determinism."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -344,3 +346,34 @@ def test_a_refit_decides_again_and_the_decision_survives_save_and_load(tmp_path)
     assert not loaded.noise_u.trainable and loaded.noise_u.numpy() == 0.0
     x = np.linspace(0, 1, 7)[:, None]
     np.testing.assert_array_equal(loaded.predict(x)[0], model.predict(x)[0])
+
+
+def test_laplace_gives_stds_where_the_hessian_is_partly_not_finite():
+    """A spectral-mixture fit of Raissi's problem with 1% noise (seed 0) whose loss Hessian
+    has NaNs (a frequency at 0): the entries with NaNs are held fixed and named, the
+    diffusivity's std is finite and holds the truth."""
+    from scipy.stats import qmc
+
+    design = qmc.LatinHypercube(d=2, seed=0)
+    X_u, X_f = design.random(20), design.random(20)
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * np.pi * X[:, 0])
+    rng = np.random.default_rng(0)
+    y_u = u(X_u) + 0.01 * np.sqrt(np.mean(u(X_u) ** 2)) * rng.standard_normal(20)
+    f = (4 * np.pi**2 - 1) * u(X_f)
+    y_f = f + 0.01 * np.sqrt(np.mean(f**2)) * rng.standard_normal(20)
+    alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
+    model = pigp.PIGP(
+        pigp.kernels.SpectralMixture(1), pigp.operators.heat(alpha), noise_u=1e-3, noise_f=1e-3
+    )
+    model.fit(X_u, y_u, X_f, y_f)
+    objective = model.objective()
+    H = pigp.uncertainty.hessian(objective, *model.data.tensors(model.dtype))
+    assert not np.all(np.isfinite(H))  # the case this test is about
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        std = model.parameter_uncertainty()
+    messages = [str(w.message) for w in caught]
+    assert any("the loss Hessian is not finite along" in m for m in messages), messages
+    assert all("operator.diffusivity" not in m for m in messages)
+    assert np.isfinite(std["operator.diffusivity"]) and std["operator.diffusivity"] > 0
+    assert abs(alpha.numpy() - 1.0) < 3 * std["operator.diffusivity"]
