@@ -57,7 +57,8 @@ class NoiseChoice:
 
     Attributes:
         learned: the log marginal likelihood with the noise variance learned.
-        exact: the same with the data exact (variance 0), the rest refitted.
+        exact: the same with the data exact (variance 0), the rest refitted where
+            the exact model at the learned values fell short.
         kept: ``"exact"`` or ``"learned"``.
     """
 
@@ -181,7 +182,10 @@ class PIGP(Model):
                 at most ``steps`` iterations) or ``"adam+lbfgs"`` (``steps`` Adam
                 steps, then L-BFGS-B to polish, at most 1000 iterations). With
                 ``steps=0`` nothing is trained: the data are set and the posterior
-                computed at the current parameters.
+                computed at the current parameters. After training, each data set
+                whose noise was not given is tried exact (its noise fixed at 0, the
+                rest refitted by L-BFGS-B) and kept so unless the log marginal
+                likelihood drops by more than ``EXACT_EVIDENCE`` (``noise_choice``).
             verbose: show a progress bar with the current loss.
             callback: ``callback(step, loss, model)`` after every 250 Adam steps
                 and after the last; returning ``True`` stops Adam early.
@@ -265,8 +269,9 @@ class PIGP(Model):
 
     def _decide_exact(self, Xs, y, history: training.History) -> None:
         """Treat as exact each data set whose noise ``fit`` decides, where that costs at
-        most ``EXACT_EVIDENCE`` nats of log marginal likelihood (the other parameters
-        refitted by L-BFGS-B); record the figures in ``noise_choice``."""
+        most ``EXACT_EVIDENCE`` nats of log marginal likelihood; record the figures in
+        ``noise_choice``. The other parameters are refitted by L-BFGS-B only where the
+        noise at 0 alone costs more (a refit can only raise the exact model's value)."""
         if EXACT_EVIDENCE is None:
             return
         candidates = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
@@ -277,8 +282,10 @@ class PIGP(Model):
             saved = [(p, p.unconstrained.numpy()) for _, p in self.trainable_parameters()]
             pin_exact(s.noise)
             trial = training.History()
-            training.minimize_lbfgs(self.objective(), Xs, y, 1000, trial)
             exact = self.log_marginal_likelihood()
+            if not (math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE):
+                training.minimize_lbfgs(self.objective(), Xs, y, 1000, trial)
+                exact = self.log_marginal_likelihood()
             keep = math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE
             self.noise_choice[s.name] = NoiseChoice(learned, exact, "exact" if keep else "learned")
             if keep:
