@@ -135,6 +135,7 @@ class PIGP(Model):
         self.lbfgs_evaluations: list = []
         self.rejected_steps: list = []
         self._objective = None  # rebuilt when the variables or the data's structure change
+        self._objectives = {}  # the last few objectives by signature
         self._posterior = None  # the last snapshot; used only while current
         self._outputs = {}  # compiled cross-covariance programs by output
 
@@ -147,9 +148,14 @@ class PIGP(Model):
         variables = [p.unconstrained for p in trainable]
         signature = Objective.signature_of(variables, self.data.sets, trainable)
         if self._objective is None or self._objective.signature != signature:
-            self._objective = Objective(
+            # The last few are kept: the exact-data decision switches between the
+            # trainable sets of a fit and back, and a refit should find its compiled loop.
+            self._objective = self._objectives.pop(signature, None) or Objective(
                 self.kernel, self.data.sets, variables, self.jitter, self.dtype, priors=trainable
             )
+            self._objectives[signature] = self._objective
+            while len(self._objectives) > 4:
+                self._objectives.pop(next(iter(self._objectives)))
         return self._objective
 
     # ----- training -------------------------------------------------------------------
