@@ -69,7 +69,9 @@ class Parameter(tf.Module):
             a kernel's variance, lengthscale or weight and as a noise variance,
             signed as a coefficient of an operator (a velocity, a reaction rate, a
             source strength can be negative). Pass ``positive=True`` for a
-            coefficient known to be positive (a diffusivity) to keep it so.
+            coefficient known to be positive (a diffusivity) to keep it so; a
+            ``prior`` whose support is the positive reals (``LogNormal``,
+            ``Gamma``, ``HalfNormal``, ...) makes it positive too.
         lower: lower bound of a positive parameter (default 0); giving one makes
             the parameter positive.
         trainable: whether optimisers update it.
@@ -95,7 +97,7 @@ class Parameter(tf.Module):
         self.label = name
         value = _as_float_array(value, self.name)
         self.prior = _check_prior(prior, self.name)
-        if positive is None and lower is not None:
+        if positive is None and (lower is not None or _positive_support(self.prior)):
             positive = True
         if positive is False and lower is not None:
             raise ValueError(
@@ -366,6 +368,19 @@ def _check_prior(prior, name: str):
         f"{name}: prior: expected a tensorflow_probability distribution (e.g. "
         f"tfp.distributions.LogNormal(0.0, 1.0)) or None, got {prior!r}"
     )
+
+
+def _positive_support(distribution) -> bool:
+    """Whether ``distribution`` (or None) lives on the positive reals: its default
+    event-space bijector maps -30 to a value >= 0 (``Exp``, ``Softplus``), where a
+    distribution on the real line's maps it to -30."""
+    if distribution is None:
+        return False
+    try:
+        bijector = distribution.experimental_default_event_space_bijector()
+        return bool(np.all(bijector.forward(tf.constant(-30.0, tf.float64)).numpy() >= 0.0))
+    except (NotImplementedError, TypeError, ValueError):
+        return False
 
 
 def describe_distribution(distribution) -> dict | None:

@@ -72,3 +72,14 @@ def test_a_coefficient_stuck_at_its_bound_is_named_with_the_way_out():
     messages = [str(w.message) for w in caught]
     assert std["operator.c"] == np.inf
     assert any("operator.c" in m and "sit at the lower bound" in m for m in messages), messages
+
+
+def test_a_prior_on_the_positive_reals_makes_a_parameter_positive():
+    from pigp._tensorflow import probability
+
+    tfd = probability().distributions
+    for prior in (tfd.LogNormal(0.0, 1.0), tfd.Gamma(2.0, 1.0), tfd.HalfNormal(1.0)):
+        assert pigp.Parameter(2.0, prior=prior).positive is True
+    signed = pigp.Parameter(2.0, prior=tfd.Normal(0.0, 1.0))
+    assert signed.positive is None
+    assert (signed * D("x")).parameters[0].positive is False
