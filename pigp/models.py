@@ -652,6 +652,16 @@ class PIGP(Model):
                 RuntimeWarning,
                 stacklevel=2,
             )
+        exact = [s.name for s in self.data.sets if np.all(s.noise.numpy() == 0.0)]
+        if exact:
+            warnings.warn(
+                f"sample: the data of {exact} are exact (noise variance 0): the posterior "
+                "of the other parameters is then very sharp and NUTS slow to explore it "
+                "(tiny steps). For a band over the hyper-parameters give those sets a noise "
+                "floor, e.g. noise_u=pigp.Parameter(1e-3, lower=1e-4), and fit again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         Xs, y = self.data.tensors(self.dtype)
         try:
             H = hessian(self._likelihood(), Xs, y)

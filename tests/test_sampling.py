@@ -326,3 +326,17 @@ def test_the_default_prior_of_a_bounded_parameter_is_normal_in_log_value_above_t
     values = np.array([1.5, 2.0, 7.0])
     expected = scipy.stats.lognorm(s=2.0, scale=2.0).logpdf(values - 1.0)
     np.testing.assert_allclose(prior.log_prob(values).numpy(), expected, rtol=1e-12)
+
+
+def test_sampling_exact_data_says_how_to_set_a_floor():
+    X = np.linspace(0, 1, 8)[:, None]
+    kernel = pigp.kernels.SquaredExponential(
+        variance=pigp.Parameter(1.0, prior=tfd.LogNormal(0.0, 1.0)),
+        lengthscales=pigp.Parameter([0.3], trainable=False),
+    )
+    model = pigp.PIGP(kernel, D("x", 2), noise_u=0, dims=("x",))
+    model.fit(X, np.sin(3 * X[:, 0]), steps=20)
+    assert model.noise_u.numpy() == 0.0
+    with pytest.warns(RuntimeWarning, match=r"\['u'\] are exact .* lower=1e-4"):
+        samples = model.sample(num_results=3, num_burnin=2, num_chains=1)
+    assert np.all(np.isfinite(samples["kernel.variance"]))
