@@ -41,7 +41,7 @@ NOISE_START = 1e-3
 
 #: What an exact data set's noise variance is pinned to by ``pin_exact``: its variable
 #: far enough below 0 that the softplus rounds to exactly 0.
-_PINNED = -1000.0
+PINNED = -1000.0
 
 
 def noise_parameter(noise, name: str) -> tuple:
@@ -75,13 +75,13 @@ def noise_parameter(noise, name: str) -> tuple:
 
 def pin_exact(noise: Parameter) -> None:
     """Fix a positive noise variance at exactly 0 (the data are treated as exact)."""
-    noise.unconstrained.assign(np.full(noise.shape, _PINNED))
+    noise.unconstrained.assign(np.full(noise.shape, PINNED))
     noise.trainable = False
 
 
 def is_pinned(noise: Parameter) -> bool:
     """Whether ``pin_exact`` fixed ``noise``."""
-    return not noise.trainable and bool(np.all(noise.unconstrained.numpy() == _PINNED))
+    return not noise.trainable and bool(np.all(noise.unconstrained.numpy() == PINNED))
 
 
 class Observations:

@@ -22,7 +22,7 @@ from . import io, memory, training
 from ._tensorflow import tf
 from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
-from .data import NOISE_START, Data, data_set, is_pinned, pin_exact
+from .data import NOISE_START, PINNED, Data, data_set, is_pinned, pin_exact
 from .kernels import Kernel, SpectralMixture, SquaredExponential
 from .objective import Objective, data_parameters, terms_key
 from .operators import Operator
@@ -44,6 +44,11 @@ AUTO_KERNELS = {
 #: keeps every such noise learned. On a flat likelihood the learned noise is set by
 #: the start, not the data, and trades exact values for a misfit.
 EXACT_EVIDENCE = 2.0
+
+#: At most this many L-BFGS-B iterations refit the other parameters of a data set tried
+#: exact; a set still short of ``EXACT_EVIDENCE`` then keeps its learned noise (the
+#: behaviour without the decision), so noisy data do not pay for a full refit.
+EXACT_REFIT = 100
 
 #: With ``optimizer="adam+lbfgs"``, Adam hands over to L-BFGS-B early, at a multiple of
 #: 250 steps, once those 250 steps lowered the loss by less than this fraction of
@@ -283,24 +288,31 @@ class PIGP(Model):
         candidates = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
         if not candidates:
             return
+        objective = self.objective()
         learned = self.log_marginal_likelihood()
+        exact_sets = []
         for s in candidates:
-            saved = [(p, p.unconstrained.numpy()) for _, p in self.trainable_parameters()]
-            pin_exact(s.noise)
+            saved = [(v, v.numpy()) for v in objective.variables]
+            # Tried at 0 inside the same objective (the noise's variable held), so the
+            # refit reuses its compiled programs.
+            s.noise.unconstrained.assign(np.full(s.noise.shape, PINNED))
             trial = training.History()
             exact = self.log_marginal_likelihood()
             if not (math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE):
-                training.minimize_lbfgs(self.objective(), Xs, y, 1000, trial)
+                held = [t.noise.unconstrained for t in (*exact_sets, s)]
+                training.minimize_lbfgs(objective, Xs, y, EXACT_REFIT, trial, fixed=held)
                 exact = self.log_marginal_likelihood()
             keep = math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE
             self.noise_choice[s.name] = NoiseChoice(learned, exact, "exact" if keep else "learned")
             if keep:
+                exact_sets.append(s)
                 history.losses.extend(trial.losses)
                 history.evaluations.extend(trial.evaluations)
             else:
-                s.noise.trainable = True
-                for p, value in saved:
-                    p.unconstrained.assign(value)
+                for v, value in saved:
+                    v.assign(value)
+        for s in exact_sets:
+            pin_exact(s.noise)
 
     def _warn_at_bounds(self) -> None:
         """Warn about coefficients of operators that ended the fit at the lower bound of

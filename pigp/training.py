@@ -286,9 +286,12 @@ def _keep_best(objective, Xs, y, state: AdamState, final: float | None = None) -
 
 
 def minimize_lbfgs(
-    objective, Xs, y, max_iterations: int, history: History | None = None
+    objective, Xs, y, max_iterations: int, history: History | None = None, fixed=()
 ) -> History:
     """Polish with SciPy's L-BFGS-B on the unconstrained variables.
+
+    ``fixed``: variables among the objective's that keep their values (bounds equal
+    to them), so a subset is refitted with the objective's compiled programs.
 
     The loss and gradient of a point where they are not finite are replaced by
     a large loss and a zero gradient, so the line search backs off. The variables
@@ -343,12 +346,17 @@ def minimize_lbfgs(
                 return
 
     x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
+    held = np.concatenate(
+        [np.full(n, any(v is f for f in fixed)) for v, n in zip(variables, sizes)]
+    )
+    bounds = [(x, x) if h else (None, None) for x, h in zip(x0, held)] if held.any() else None
     try:
         scipy.optimize.minimize(
             function,
             x0,
             jac=True,
             method="L-BFGS-B",
+            bounds=bounds,
             callback=iteration,
             options={"maxiter": max_iterations},
         )

@@ -26,7 +26,10 @@ def fresh_copy(model, data):
         noise_f=values["noise_f"].numpy(),
     )
     for name, p in copy.parameters_by_name().items():
-        p.unconstrained.assign(values[name].unconstrained)
+        if p.positive == values[name].positive:
+            p.unconstrained.assign(values[name].unconstrained)
+        else:  # a noise fit found exact (0, pinned) is copied as noise=0
+            assert p.numpy() == values[name].numpy() == 0.0
     return copy.fit(*data, steps=0)
 
 
