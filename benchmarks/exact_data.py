@@ -16,6 +16,10 @@ The problems: the five of ``pigp.experiments.problems`` (seed 0), the heat examp
 30 f points). Errors against the exact solutions; prints a table and writes JSON.
 
     python benchmarks/exact_data.py --out results/exact_data.json
+
+``--cost`` measures instead what the decision costs: new models of one structure fitted on the
+heat example's design (noise-free and 1% noise), with and without the decision, alternately,
+after a warm-up (``--out results/exact_data_cost.json``).
 """
 
 import argparse
@@ -131,6 +135,29 @@ CASES = {
 }
 
 
+def cost(repeats: int = 3) -> dict:
+    """Median fit seconds of new heat models with the decision and without it (``learned
+    1e-3``), alternately in this process, after one warm-up fit of each."""
+    X_u, X_f = heat_design(0)
+    out = {}
+    for level in (0.0, 0.01):
+        rng = np.random.default_rng(0)
+        y_u = add_noise(heat_solution(X_u)[0], level, rng)
+        y_f = add_noise(heat_solution(X_f)[1], level, rng)
+        times = {"learned 1e-3": [], "decided": []}
+        for repeat in range(repeats + 1):
+            for name in times:
+                with choice(name):
+                    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
+                    start = time.perf_counter()
+                    model.fit(X_u, y_u, X_f, y_f)
+                    if repeat:  # the first round compiles
+                        times[name].append(time.perf_counter() - start)
+        out[str(level)] = {name: float(np.median(t)) for name, t in times.items()}
+        print(f"noise {level}: " + ", ".join(f"{k} {v:.2f} s" for k, v in out[str(level)].items()))
+    return out
+
+
 def main():
     import tensorflow as tf
 
@@ -140,7 +167,11 @@ def main():
     parser.add_argument("--choices", nargs="+", default=list(CHOICES))
     parser.add_argument("--levels", nargs="+", type=float, default=[0.0, 0.01])
     parser.add_argument("--out", default="results/exact_data.json")
+    parser.add_argument("--cost", action="store_true", help="time the decision instead")
     args = parser.parse_args()
+    if args.cost:
+        write_json(args.out, cost())
+        return
     rows = []
     print(
         f"{'problem':<20} {'noise':>5} {'choice':<13} {'rel L2 u':>9} {'cover95':>7} {'fit s':>6}"
