@@ -208,12 +208,21 @@ def exact_data() -> str:
     body = [
         (problem, f"{noise:g}")
         + tuple(
-            f"{found[problem, noise, c]['relative_l2']:.2e} "
+            f"{found[problem, noise, c]['relative_l2']:.1e} "
             f"({found[problem, noise, c]['coverage_95']:.2f})"
             for c in choices
         )
         for problem, noise in cases
     ]
+    names = {
+        "poisson1d": "Poisson 1-D",
+        "advection_diffusion": "advection",
+        "helmholtz2d": "Helmholtz",
+        "heat2d": "heat 2-D",
+        "reaction1d": "reaction 1-D",
+        "advection_negative": "c = -0.5",
+    }
+    body = [(names.get(row[0], row[0]),) + row[1:] for row in body]
     return _table(("problem", "noise") + tuple(choices), body)
 
 

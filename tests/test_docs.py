@@ -143,15 +143,15 @@ PAGES = {
     "api/model/": (
         0,
         [
-            "PIGP(kernel, operator, noise_u=0.001, noise_f=0.001, dims=None,",
+            "PIGP(kernel, operator, noise_u=None, noise_f=None, dims=None,",
             "load(path, custom_objects=None)",
         ],
     ),
     "api/sparse/": (0, ["SparsePIGP(kernel, operator, num_inducing=128, inducing_points=None,"]),
-    "api/data/": (0, ['Observations(X, y, operator=Identity, noise=1e-06, name="data"']),
+    "api/data/": (0, ['Observations(X, y, operator=Identity, noise=None, name="data"']),
     "api/parameters/": (
         0,
-        ["Parameter(value, positive=True, lower=0.0,", "Coefficient(constant=1.0, factors=())"],
+        ["Parameter(value, positive=None, lower=None,", "Coefficient(constant=1.0, factors=())"],
     ),
     "api/kernels/": (
         0,
