@@ -30,6 +30,7 @@ import io
 import linecache
 import os
 import re
+import textwrap
 import time
 import warnings
 
@@ -73,7 +74,10 @@ def _render(path: str, stem: str, config) -> tuple[str, list]:
         text = output.getvalue().rstrip()
         if text:
             lines.append(f"```text\n{text}\n```")
-        shown = [f"{w.category.__name__}: {w.message}" for w in caught]
+        shown = [
+            textwrap.fill(f"{w.category.__name__}: {w.message}", 79, subsequent_indent="  ")
+            for w in caught
+        ]
         if shown:
             lines.append("```text\n" + "\n".join(dict.fromkeys(shown)) + "\n```")
         for figure_number in plt.get_fignums():

@@ -40,10 +40,9 @@ print(f"largest posterior std: {np.sqrt(var).max():.2e}")
 # %%
 for name, value in model.parameter_values().items():
     print(f"{name:22s} {np.array2string(np.asarray(value), precision=4)}")
-for name, choice in model.noise_choice.items():
-    print(
-        f"{name}: log ML {choice.learned:.2f} learned, {choice.exact:.2f} exact -> {choice.kept}"
-    )
+for name, c in model.noise_choice.items():
+    print(f"{name}: log ML {c.learned:.2f} learned, {c.exact:.2f} exact")
+    print(f"   kept {c.kept}")
 
 # %% [markdown]
 # The posterior mean, its standard deviation and the error against the exact

@@ -55,7 +55,8 @@ seconds = time.perf_counter() - start
 print(samples.summary())
 steps = 4 * (1000 + 500)
 print(
-    f"{seconds:.0f} s for {steps} NUTS steps: {1e3 * seconds / steps:.1f} ms a step"
+    f"{seconds:.0f} s for {steps} NUTS steps: "
+    f"{1e3 * seconds / steps:.1f} ms a step"
 )
 
 # %% [markdown]
