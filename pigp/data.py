@@ -73,15 +73,20 @@ def noise_parameter(noise, name: str) -> tuple:
     )
 
 
-def pin_exact(noise: Parameter) -> None:
-    """Fix a positive noise variance at exactly 0 (the data are treated as exact)."""
+def pin_exact(noise: Parameter, fix: bool = True) -> None:
+    """Set a positive noise variance to exactly 0 (the data are treated as exact) and,
+    with ``fix``, make it not trainable."""
     noise.unconstrained.assign(np.full(noise.shape, PINNED))
-    noise.trainable = False
+    if fix:
+        noise.trainable = False
 
 
-def is_pinned(noise: Parameter) -> bool:
-    """Whether ``pin_exact`` fixed ``noise``."""
-    return not noise.trainable and bool(np.all(noise.unconstrained.numpy() == PINNED))
+def unpin(noise: Parameter) -> None:
+    """Undo ``pin_exact``: the noise learned again from ``NOISE_START`` (nothing
+    changes for a noise ``pin_exact`` did not fix)."""
+    if not noise.trainable and bool(np.all(noise.unconstrained.numpy() == PINNED)):
+        noise.assign(NOISE_START)
+        noise.trainable = True
 
 
 class Observations:

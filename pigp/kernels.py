@@ -339,7 +339,7 @@ class SpectralMixture(Kernel):
                     f"weights: expected a Parameter of shape ({self.components},), "
                     f"got {weights.shape}"
                 )
-            self.weights = weights.settle(True, "weights")
+            self.weights = Parameter.of(weights, "weights")
         else:
             if weights is None:
                 weights = 1.0 / self.components

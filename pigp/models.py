@@ -22,7 +22,7 @@ from . import io, memory, training
 from ._tensorflow import tf
 from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
-from .data import NOISE_START, PINNED, Data, data_set, is_pinned, pin_exact
+from .data import Data, data_set, pin_exact, unpin
 from .kernels import Kernel, SpectralMixture, SquaredExponential
 from .objective import Objective, data_parameters, terms_key
 from .operators import Operator
@@ -229,9 +229,8 @@ class PIGP(Model):
         self.history, self.lbfgs_evaluations, self.rejected_steps = [], [], []
         self.noise_choice = {}
         for s in data.sets:  # an earlier fit may have found them exact: learn again
-            if s.noise_decided_by_fit and is_pinned(s.noise):
-                s.noise.assign(NOISE_START)
-                s.noise.trainable = True
+            if s.noise_decided_by_fit:
+                unpin(s.noise)
         objective = self.objective()
         Xs, y = data.tensors(self.dtype)
         adam, lbfgs = training.History(), training.History()
@@ -295,7 +294,7 @@ class PIGP(Model):
             saved = [(v, v.numpy()) for v in objective.variables]
             # Tried at 0 inside the same objective (the noise's variable held), so the
             # refit reuses its compiled programs.
-            s.noise.unconstrained.assign(np.full(s.noise.shape, PINNED))
+            pin_exact(s.noise, fix=False)
             trial = training.History()
             exact = self.log_marginal_likelihood()
             if not (math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE):
@@ -312,7 +311,7 @@ class PIGP(Model):
                 for v, value in saved:
                     v.assign(value)
         for s in exact_sets:
-            pin_exact(s.noise)
+            s.noise.trainable = False
 
     def _warn_at_bounds(self) -> None:
         """Warn about coefficients of operators that ended the fit at the lower bound of

@@ -89,7 +89,13 @@ def _noisy(data, level: float, seed: int):
     y_u = None if y_u is None else add_noise(y_u, level, rng)
     y_f = add_noise(y_f, level, rng)
     observations = [
-        pigp.Observations(o.X, add_noise(o.y, level, rng), o.operator, name=o.name)
+        pigp.Observations(
+            o.X,
+            add_noise(o.y, level, rng),
+            o.operator,
+            noise=None if o.noise_decided_by_fit else o.noise,
+            name=o.name,
+        )
         for o in observations
     ]
     return X_u, y_u, X_f, y_f, observations
