@@ -24,10 +24,11 @@ from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
 from .data import Data, data_set, pin_exact, unpin
 from .kernels import Kernel, SpectralMixture, SquaredExponential
-from .objective import Objective, data_parameters, terms_key
+from .objective import Objective
 from .operators import Operator
-from .parameters import Parameter
+from .parameters import Parameter, substituted
 from .posterior import CHUNK, Posterior
+from .structure import data_parameters, program
 from .uncertainty import laplace
 
 __all__ = ["PIGP", "load"]
@@ -139,10 +140,8 @@ class PIGP(Model):
         self.noise_choice: dict = {}
         self.lbfgs_evaluations: list = []
         self.rejected_steps: list = []
-        self._objective = None  # rebuilt when the variables or the data's structure change
-        self._objectives = {}  # the last few objectives by signature
+        self._objective = None  # rebuilt when the variables or the data sets change
         self._posterior = None  # the last snapshot; used only while current
-        self._outputs = {}  # compiled cross-covariance programs by output
 
     def objective(self) -> Objective:
         """The negative log marginal likelihood of the fitted data's structure, over
@@ -153,14 +152,10 @@ class PIGP(Model):
         variables = [p.unconstrained for p in trainable]
         signature = Objective.signature_of(variables, self.data.sets, trainable)
         if self._objective is None or self._objective.signature != signature:
-            # The last few are kept: the exact-data decision switches between the
-            # trainable sets of a fit and back, and a refit should find its compiled loop.
-            self._objective = self._objectives.pop(signature, None) or Objective(
+            # Cheap: its compiled programs are those of its structure, built once.
+            self._objective = Objective(
                 self.kernel, self.data.sets, variables, self.jitter, self.dtype, priors=trainable
             )
-            self._objectives[signature] = self._objective
-            while len(self._objectives) > 4:
-                self._objectives.pop(next(iter(self._objectives)))
         return self._objective
 
     # ----- training -------------------------------------------------------------------
@@ -347,7 +342,7 @@ class PIGP(Model):
                 for p, (value, trainable) in zip(others, start):
                     p.unconstrained.assign(value)
                     p.trainable = trainable
-                self.kernel, self._objective, self._outputs = candidate, None, {}
+                self.kernel, self._objective = candidate, None
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     self.fit(*arrays, **arguments)
@@ -371,7 +366,7 @@ class PIGP(Model):
         for p, (value, trainable) in zip(others, values):
             p.unconstrained.assign(value)
             p.trainable = trainable
-        self.kernel, self._objective, self._outputs, self._posterior = kernel, None, {}, None
+        self.kernel, self._objective, self._posterior = kernel, None, None
         self.history, self.lbfgs_evaluations, self.rejected_steps = histories
         for w in caught:  # the chosen fit's warnings only
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -480,24 +475,31 @@ class PIGP(Model):
             np.float64(self.jitter),
         )
 
-    def _cross(self, output, terms):
-        """The compiled ``(K_*y, k_**)`` of ``output`` against the data sets."""
-        key = (
-            output if isinstance(output, str) else id(output),
-            terms_key(terms),
-            self.objective().signature,
-        )
-        entry = self._outputs.get(key)
-        if entry is None or entry[0] is not output:
-            sets = self.data.sets
+    def _cross(self, terms):
+        """``(program, unconstrained)``: the compiled ``(Xc, Xs, unconstrained) -> (K_*y,
+        k_**)`` of an output of operator ``terms`` against the data sets, shared by
+        structure, and the variables it reads (the covariance parameters', then any of
+        ``terms``'s own)."""
+        objective = self.objective()
+        structure = objective.structure
+        extra = structure.extra(terms)
+        key = (structure.key, "cross", structure.terms(terms, extra))
 
-            def cross(Xc, Xs):
-                Ks = [block(self.kernel, Xc, X, terms, s.terms) for X, s in zip(Xs, sets)]
-                return tf.concat(Ks, axis=1), block_diag(self.kernel, Xc, terms, terms)
+        def build():
+            parameters = [*structure.parameters, *extra]
 
-            entry = (output, tf.function(cross, jit_compile=True, autograph=False))
-            self._outputs[key] = entry
-        return entry[1]
+            def cross(Xc, Xs, unconstrained):
+                with substituted(parameters, unconstrained=unconstrained):
+                    Ks = [
+                        block(structure.kernel, Xc, X, terms, s.terms)
+                        for X, s in zip(Xs, structure.sets)
+                    ]
+                    return tf.concat(Ks, axis=1), block_diag(structure.kernel, Xc, terms, terms)
+
+            return tf.function(cross, jit_compile=True, autograph=False)
+
+        unconstrained = tuple(p.unconstrained for p in (*structure.parameters, *extra))
+        return program(key, build), unconstrained
 
     def predict(self, X, output="u", full_cov: bool = False, samples=None, max_draws: int = 200):
         """Posterior mean and variance of u (or ``L u``) at points X.
@@ -529,10 +531,10 @@ class PIGP(Model):
             return self._predict_mixture(X, output, full_cov, samples, max_draws)
         posterior = self.posterior()
         Xs, _ = self.data.tensors(self.dtype)
-        program = self._cross(output, terms)
+        compiled, values = self._cross(terms)
 
         def cross(Xc):
-            Ks, prior = program(tf.constant(Xc, self.dtype), Xs)
+            Ks, prior = compiled(tf.constant(Xc, self.dtype), Xs, values)
             return Ks.numpy().astype(np.float64), prior.numpy().astype(np.float64)
 
         mean, var, V, collapsed = posterior.predict(cross, X, keep_V=full_cov, chunk=CHUNK)

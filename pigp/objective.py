@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import OrderedDict
 
 import numpy as np
 import scipy.linalg
 
 from ._tensorflow import tf
 from .covariance import joint, joint_blocks, whole_gradient
-from .kernels import Kernel
-from .parameters import Parameter, substituted
+from .parameters import substituted
+from .structure import Structure, covariance_parameters, data_parameters, program
 
-__all__ = ["Objective", "gaussian_nll", "LAPACK_FROM"]
+__all__ = ["Objective", "gaussian_nll", "LAPACK_FROM", "data_parameters", "covariance_parameters"]
 
 #: Joint sizes from which the LAPACK back end is chosen on a machine without a GPU.
 LAPACK_FROM = 500
@@ -45,114 +44,15 @@ def has_gpu() -> bool:
     return bool(tf.config.list_logical_devices("GPU"))
 
 
-def terms_key(terms) -> tuple:
-    """What a compiled program captures of resolved operator terms: each coefficient
-    (by identity) and its multi-index."""
-    return tuple((id(c), i) for c, i in terms)
-
-
-def structure(sets) -> tuple:
-    """What compiled programs capture of the data sets besides their arrays: names,
-    operator terms and noise parameters (by identity)."""
-    return tuple((s.name, terms_key(s.terms), id(s.noise)) for s in sets)
-
-
-def data_parameters(sets) -> list:
-    """The parameters of data sets, each once: each set's noise and those in its
-    operator's coefficients."""
-    return _unique(
-        p for s in sets for p in (s.noise, *(q for c, _ in s.terms for q in c.parameters))
-    )
-
-
-def covariance_parameters(kernel, sets) -> list:
-    """Every parameter the joint covariance of ``sets`` depends on, each once: the
-    kernel's, then ``data_parameters``."""
-    return _unique([*kernel.parameters.values(), *data_parameters(sets)])
-
-
-def _unique(parameters) -> list:
-    """``parameters`` in order, each object once."""
-    unique = []
-    for p in parameters:
-        if not any(p is q for q in unique):
-            unique.append(p)
-    return unique
-
-
-#: Compiled covariance programs kept for objectives of the same structure, most recent last.
-SHARED_PROGRAMS = 16
-_shared = OrderedDict()
-
-
-def structure_key(kernel, sets, parameters, jitter: float, dtype):
-    """What the covariance programs of an objective depend on besides the values of
-    its parameters (which are their arguments): the kernel's class and settings,
-    each set's operator terms and noise, which parameter sits where. None where the
-    kernel does not describe itself (``get_config``)."""
-    place = {id(p): i for i, p in enumerate(parameters)}
-
-    def describe(item):
-        if isinstance(item, Parameter):
-            return ("parameter", place.get(id(item)), item.shape)
-        if isinstance(item, Kernel):
-            return (type(item), describe(item.get_config()))
-        if isinstance(item, dict):
-            return tuple((k, describe(v)) for k, v in sorted(item.items()))
-        if isinstance(item, (list, tuple)):
-            return tuple(describe(v) for v in item)
-        if isinstance(item, np.ndarray):
-            return ("array", item.shape, item.tobytes())
-        if item is None or isinstance(item, (bool, int, float, str, np.number)):
-            return item
-        if callable(item):
-            return ("callable", item)
-        raise TypeError(f"cannot describe {item!r}")
-
-    try:
-        kernel_key = describe(kernel)
-    except (NotImplementedError, TypeError):
-        return None
-    sets_key = tuple(
-        (
-            tuple(
-                ((c.constant, tuple((place[id(p)], k) for p, k in c.factors)), tuple(index))
-                for c, index in s.terms
-            ),
-            place[id(s.noise)],
-        )
-        for s in sets
-    )
-    return (kernel_key, sets_key, float(jitter), tf.as_dtype(dtype).name)
-
-
-def _shared_programs(objective) -> tuple:
-    """``(gram, vjp)``: the compiled programs of ``objective``, those of an earlier
-    objective of the same structure where there is one (traced and compiled once)."""
-    key = structure_key(
-        objective.kernel, objective.sets, objective.parameters, objective.jitter, objective.dtype
-    )
-    if key is not None and key in _shared:
-        _shared.move_to_end(key)
-        return _shared[key]
-    programs = (
-        tf.function(objective._covariance_at, jit_compile=True, autograph=False),
-        tf.function(objective._vjp, jit_compile=True, autograph=False),
-    )
-    if key is not None:
-        _shared[key] = programs
-        while len(_shared) > SHARED_PROGRAMS:
-            _shared.popitem(last=False)
-    return programs
-
-
 class Objective:
     """The negative log marginal likelihood of data sets of a fixed structure.
 
     The data themselves are arguments of every method (``Xs``: one tensor of
     points per set; ``y``: the standardised targets, concatenated), so one
-    objective serves any data of the same structure, and its compiled programs
-    are traced once per shape.
+    objective serves any data of the same structure. Its compiled programs are
+    those of its ``key`` (``pigp.structure.program``): pure functions of the
+    points, the targets and the variables, shared by every objective of the
+    same structure, trained variables and priors.
 
     Args:
         kernel: the prior covariance of u.
@@ -174,46 +74,96 @@ class Objective:
         self.jitter = float(jitter)
         self.dtype = dtype
         self.priors = tuple(p for p in priors if p.prior is not None)
+        self.structure = Structure(kernel, self.sets, jitter, dtype)
+        self.parameters = self.structure.parameters
+        # Every variable the programs read: the covariance parameters', then trained
+        # variables the covariance does not depend on (a coefficient of an operator
+        # without data): those have a zero gradient and may carry a prior.
+        own = [p.unconstrained for p in self.parameters]
+        extra = [v for v in self.variables if not any(v is u for u in own)]
+        self.unconstrained = tuple(own + extra)
+        position = {id(v): i for i, v in enumerate(self.unconstrained)}
+        self._trained = tuple(position[id(v)] for v in self.variables)
+        self._prior_places = tuple(position[id(p.unconstrained)] for p in self.priors)
+        #: What the training programs depend on: the structure, which variables are
+        #: trained, the extra ones' shapes and the priors (by identity).
+        self.key = (
+            self.structure.key,
+            self._trained,
+            tuple(tuple(v.shape) for v in extra),
+            tuple(
+                (i, p.prior, p.shape, bool(p.positive), p.lower)
+                for i, p in zip(self._prior_places, self.priors)
+            ),
+        )
         self.signature = self.signature_of(self.variables, self.sets, self.priors)
-        self.parameters = covariance_parameters(kernel, self.sets)
-        # The compiled programs take the parameters' values as arguments: the
-        # constraints' transforms run outside them, and gradients in the values
-        # are taken on to the variables by a tape around the transforms.
-        self._gram, self._gram_vjp = _shared_programs(self)
-        # Called from Python, a compiled program is compiled apart from the same
-        # program called inside a graph (the training loop); on the TensorFlow
-        # path K is therefore taken through a graph too, so that the loss a fit
-        # reports and the loss its loop minimised are the same numbers.
-        self._gram_in_graph = tf.function(lambda Xs: self._gram(Xs, self.values()), autograph=False)
-        self._tf_step = tf.function(self.tf_loss_and_gradient, autograph=False)
-        self._programs = {}
 
     @staticmethod
     def signature_of(variables, sets, priors=()) -> tuple:
-        """Two objectives with equal signatures compute the same function."""
+        """Two objectives with equal signatures are the same objective (the same
+        variables, data sets and priors, by identity)."""
         return (
             tuple(id(v) for v in variables),
-            structure(sets),
+            tuple((s.name, id(s)) for s in sets),
             tuple((id(p), id(p.prior)) for p in priors if p.prior is not None),
         )
 
+    def program(self, what, build):
+        """The compiled program ``what`` of this objective's ``key`` (e.g. an
+        optimiser's compiled loop): ``build()`` the first time any objective of the
+        same key asks for it, the same program after. ``build`` must make a pure
+        function of its arguments; variables enter as ``unconstrained``."""
+        return program((self.key, what), build)
+
+    @property
+    def _gram(self):
+        """``(Xs, values) -> K``, compiled (XLA), shared by structure."""
+        return program(
+            (self.structure.key, "gram"),
+            lambda: tf.function(self._covariance_at, jit_compile=True, autograph=False),
+        )
+
+    @property
+    def _gram_vjp(self):
+        """``(Xs, values, K^-1, alpha) -> dloss/dvalues``, compiled (XLA), shared by
+        structure."""
+        return program(
+            (self.structure.key, "vjp"),
+            lambda: tf.function(self._vjp, jit_compile=True, autograph=False),
+        )
+
+    def values_of(self, unconstrained) -> tuple:
+        """The constrained values of ``parameters`` from ``unconstrained`` (one tensor
+        or variable per entry of ``self.unconstrained``; float64)."""
+        return tuple(p.forward(u) for p, u in zip(self.parameters, unconstrained))
+
+    def trained_of(self, unconstrained) -> list:
+        """The entries of ``unconstrained`` that are this objective's ``variables``."""
+        return [unconstrained[i] for i in self._trained]
+
     # ----- priors -----------------------------------------------------------------------
-    def penalty(self) -> tf.Tensor:
-        """``-sum log prior`` of the parameters with priors at their current values
-        (float64; 0 without priors; usable inside a graph)."""
+    def penalty(self, unconstrained=None) -> tf.Tensor:
+        """``-sum log prior`` of the parameters with priors at their current values, or
+        at ``unconstrained`` (float64; 0 without priors; usable inside a graph)."""
         if not self.priors:
             return tf.constant(0.0, tf.float64)
-        return -tf.add_n([p.log_prior() for p in self.priors])
+        if unconstrained is None:
+            return -tf.add_n([p.log_prior() for p in self.priors])
+        return -tf.add_n(
+            [
+                p.log_prior(unconstrained=unconstrained[i])
+                for i, p in zip(self._prior_places, self.priors)
+            ]
+        )
 
-    def _penalty_and_gradient(self):
-        with tf.GradientTape() as tape:
-            penalty = self.penalty()
-        return penalty, tape.gradient(penalty, self.variables, unconnected_gradients="zero")
-
-    def _with_penalty(self, loss, grads):
+    def _with_penalty(self, loss, grads, unconstrained):
         if not self.priors:
             return loss, grads
-        penalty, extra = self._penalty_and_gradient()
+        trained = self.trained_of(unconstrained)
+        with tf.GradientTape() as tape:
+            tape.watch(trained)
+            penalty = self.penalty(unconstrained)
+        extra = tape.gradient(penalty, trained, unconnected_gradients="zero")
         return loss + penalty, [g + tf.cast(e, tf.float64) for g, e in zip(grads, extra)]
 
     # ----- the covariance and the loss by autodiff ---------------------------------------
@@ -230,16 +180,15 @@ class Objective:
         with substituted(self.parameters, values):
             return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
 
-    def _chain(self, values_tape, values, dvalues) -> list:
-        """Gradients in the values taken on to the variables."""
-        return values_tape.gradient(
-            values, self.variables, output_gradients=dvalues, unconnected_gradients="zero"
-        )
-
-    def nll(self, Xs, y) -> tf.Tensor:
+    def nll(self, Xs, y, unconstrained=None) -> tf.Tensor:
         """The loss as a differentiable tensor, through TensorFlow's Cholesky (the
-        reference the fast gradients are tested against; the Laplace Hessian)."""
-        K = self.covariance(Xs)
+        reference the fast gradients are tested against; the Laplace Hessian), at
+        the current values or at ``unconstrained``."""
+        if unconstrained is None:
+            K = self.covariance(Xs)
+        else:
+            with substituted(self.parameters, unconstrained=unconstrained):
+                K = self.covariance(Xs)
         y = y[:, None]
         chol = tf.linalg.cholesky(K)
         a = tf.linalg.cholesky_solve(chol, y)
@@ -248,7 +197,7 @@ class Objective:
             tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
             tf.cast(tf.shape(y)[0], self.dtype),
         )
-        return nll + tf.cast(self.penalty(), self.dtype) if self.priors else nll
+        return nll + tf.cast(self.penalty(unconstrained), self.dtype) if self.priors else nll
 
     # ----- compiled paths -----------------------------------------------------------------
     def backend(self, n: int) -> str:
@@ -261,7 +210,18 @@ class Objective:
         n = sum(int(X.shape[0]) for X in Xs)
         if self.backend(n) == "lapack":
             return self._gram(Xs, self.values()).numpy()
-        return self._gram_in_graph(Xs).numpy()
+        # Called from Python, a compiled program is compiled apart from the same
+        # program called inside a graph (the training loop); on the TensorFlow path
+        # K is therefore taken through a graph too, so that the loss a fit reports
+        # and the loss its loop minimised are the same numbers.
+        in_graph = self.program(
+            "gram in graph",
+            lambda: tf.function(
+                lambda Xs, unconstrained: self._gram(Xs, self.values_of(unconstrained)),
+                autograph=False,
+            ),
+        )
+        return in_graph(Xs, self.unconstrained).numpy()
 
     def loss(self, Xs, y) -> float:
         """The loss at the current parameters (compiled Gram, LAPACK's Cholesky);
@@ -290,7 +250,10 @@ class Objective:
         if backend == "lapack":
             return self._lapack_loss_and_gradient(Xs, y.numpy())
         if backend == "tensorflow":
-            return self._tf_step(Xs, y)
+            step = self.program(
+                "step", lambda: tf.function(self.tf_loss_and_gradient, autograph=False)
+            )
+            return step(Xs, y, self.unconstrained)
         raise ValueError(f"backend: expected 'tensorflow', 'lapack' or None, got {backend!r}")
 
     def _vjp(self, Xs, values, inverse, alpha):
@@ -329,10 +292,27 @@ class Objective:
             unconnected_gradients="zero",
         )
 
-    def tf_loss_and_gradient(self, Xs, y):
-        """Loss and gradient with TensorFlow's Cholesky; usable inside a graph."""
+    def _values_and_tape(self, unconstrained):
+        """The values at ``unconstrained`` and the tape that recorded them from the
+        trained variables."""
         with tf.GradientTape() as values_tape:
-            values = self.values()
+            values_tape.watch(self.trained_of(unconstrained))
+            values = tuple(tf.cast(v, tf.float64) for v in self.values_of(unconstrained))
+        return values, values_tape
+
+    def _chain(self, values_tape, values, dvalues, unconstrained) -> list:
+        """Gradients in the values taken on to the trained variables."""
+        return values_tape.gradient(
+            values,
+            self.trained_of(unconstrained),
+            output_gradients=dvalues,
+            unconnected_gradients="zero",
+        )
+
+    def tf_loss_and_gradient(self, Xs, y, unconstrained):
+        """Loss and gradient in the trained variables at ``unconstrained`` (see
+        ``self.unconstrained``) with TensorFlow's Cholesky; usable inside a graph."""
+        values, values_tape = self._values_and_tape(unconstrained)
         K = self._gram(Xs, values)
         chol = tf.linalg.cholesky(K)
         alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
@@ -342,14 +322,14 @@ class Objective:
             tf.cast(tf.shape(y)[0], self.dtype),
         )
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
-        grads = self._chain(values_tape, values, self._gram_vjp(Xs, values, inverse, alpha))
+        dvalues = self._gram_vjp(Xs, values, inverse, alpha)
+        grads = self._chain(values_tape, values, dvalues, unconstrained)
         return self._with_penalty(
-            tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+            tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads], unconstrained
         )
 
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
-        with tf.GradientTape() as values_tape:
-            values = self.values()
+        values, values_tape = self._values_and_tape(self.unconstrained)
         K = self._gram(Xs, values).numpy()
         # K is symmetric, so its C-ordered memory is also K in Fortran order.
         potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
@@ -363,15 +343,10 @@ class Objective:
         loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
         inverse, _ = potri(chol, lower=1, overwrite_c=1)
         # Fortran lower triangle = upper triangle of the C-ordered transpose.
-        grads = self._chain(values_tape, values, self._gram_vjp(Xs, values, inverse.T, alpha))
+        dvalues = self._gram_vjp(Xs, values, inverse.T, alpha)
+        grads = self._chain(values_tape, values, dvalues, self.unconstrained)
         return self._with_penalty(
-            tf.constant(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads]
+            tf.constant(loss, tf.float64),
+            [tf.cast(g, tf.float64) for g in grads],
+            self.unconstrained,
         )
-
-    # ----- programs of many steps -----------------------------------------------------------
-    def program(self, key, build):
-        """A compiled program kept with this objective: ``build()`` the first time a
-        ``key`` is asked for (e.g. an optimiser's compiled loop), the same after."""
-        if key not in self._programs:
-            self._programs[key] = build()
-        return self._programs[key]

@@ -23,17 +23,25 @@ _substitutes = threading.local()
 
 
 @contextlib.contextmanager
-def substituted(parameters, values):
+def substituted(parameters, values=None, unconstrained=None):
     """Within the block, ``parameter.value()`` of each of ``parameters`` is the
-    matching tensor of ``values`` (its constrained value) instead of the one its
-    variable holds (in this thread).
+    matching tensor of ``values`` (its constrained value), or the constrained image
+    of the matching tensor or variable of ``unconstrained``, instead of the value
+    its own variable holds (in this thread).
 
-    Compiled programs trace the covariance this way, with the values as their
-    arguments: the constraints' transforms then run outside the program, and
-    the program does not depend on which variables the values came from.
+    Compiled programs trace the covariance this way, with the values (or the
+    variables) as their arguments, so that a program does not depend on which
+    parameters it was traced with: given ``values``, the constraints' transforms
+    run outside the program; given ``unconstrained``, inside it, once per use, as
+    when a parameter reads its own variable.
     """
+    given = (
+        {id(p): (v, False) for p, v in zip(parameters, values)}
+        if values is not None
+        else {id(p): (u, True) for p, u in zip(parameters, unconstrained)}
+    )
     previous = getattr(_substitutes, "values", None)
-    _substitutes.values = {**(previous or {}), **{id(p): v for p, v in zip(parameters, values)}}
+    _substitutes.values = {**(previous or {}), **given}
     try:
         yield
     finally:
@@ -163,7 +171,8 @@ class Parameter(tf.Module):
         tensor given for it by ``substituted``."""
         given = getattr(_substitutes, "values", None)
         if given and id(self) in given:
-            return tf.cast(given[id(self)], dtype)
+            tensor, unconstrained = given[id(self)]
+            return tf.cast(self.forward(tensor) if unconstrained else tensor, dtype)
         return tf.cast(self.forward(self._variable), dtype)
 
     def forward(self, unconstrained) -> tf.Tensor:

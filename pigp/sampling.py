@@ -511,7 +511,9 @@ class _Worker:
             for c in range(z.shape[0]):
                 for variable, part in zip(variables, parts):
                     variable.assign(part[c])
-                loss, g = self.objective.tf_loss_and_gradient(self.Xs, self.y)
+                loss, g = self.objective.tf_loss_and_gradient(
+                    self.Xs, self.y, self.objective.unconstrained
+                )
                 losses.append(loss)
                 gradients.append(tf.concat([tf.reshape(x, [-1]) for x in g], 0))
             value, gradient = combine(

@@ -28,7 +28,9 @@ from .base import Model, check_training, progress_bar, representable
 from .covariance import block
 from .kernels import Kernel
 from .operators import Identity, Operator
+from .parameters import substituted
 from .posterior import CHUNK
+from .structure import Structure, program
 from .variational import (
     collapsed_bound,
     expected_log_likelihood,
@@ -70,47 +72,114 @@ def inducing_points(X: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
 
 class CollapsedObjective:
     """``-(Titsias's bound) - log prior``: the loss of ``method="collapsed"``, with the
-    interface ``pigp.training``'s minimisers use (``variables``, ``loss``,
-    ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``, ``program``)."""
+    interface ``pigp.training``'s minimisers use (``variables``, ``unconstrained``,
+    ``loss``, ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``,
+    ``program``). Its programs are pure functions of the points, the targets and
+    ``unconstrained`` (the covariance parameters' variables, then any other trained
+    ones, then the inducing points), shared by structure.
 
-    def __init__(self, blocks, sets, inducing, variables, dtype, priors=()):
-        self.blocks, self.sets, self.inducing = blocks, tuple(sets), inducing
+    Args:
+        structure: the ``pigp.structure.Structure`` of the data sets.
+        inducing: the inducing points' variable (M, d).
+        variables: the variables trained (parameters' and perhaps ``inducing``).
+        priors: the trained parameters with a prior.
+    """
+
+    def __init__(self, structure, inducing, variables, priors=()):
+        self.structure, self.sets, self.dtype = structure, structure.sets, structure.dtype
+        self.inducing = inducing
         self.variables = list(variables)
-        self.dtype = dtype
         self.priors = tuple(p for p in priors if p.prior is not None)
-        self._step = tf.function(self.tf_loss_and_gradient_eager, autograph=False)
-        self._programs = {}
+        own = [p.unconstrained for p in structure.parameters]
+        extra = [v for v in self.variables if not any(v is u for u in (*own, inducing))]
+        self.unconstrained = (*own, *extra, inducing)
+        position = {id(v): i for i, v in enumerate(self.unconstrained)}
+        self._trained = tuple(position[id(v)] for v in self.variables)
+        self._prior_places = tuple(position[id(p.unconstrained)] for p in self.priors)
+        self.key = (
+            structure.key,
+            "collapsed",
+            self._trained,
+            tuple(tuple(v.shape) for v in extra),
+            tuple(
+                (i, p.prior, p.shape, bool(p.positive), p.lower)
+                for i, p in zip(self._prior_places, self.priors)
+            ),
+        )
 
-    def negative_bound(self, Xs, y) -> tf.Tensor:
-        blocks = self.blocks(tf.cast(self.inducing, self.dtype), Xs)
-        bound = collapsed_bound(blocks, Xs, self.sets, tf.cast(y, self.dtype), self.dtype)
+    def program(self, what, build):
+        return program((self.key, what), build)
+
+    def trained_of(self, unconstrained) -> list:
+        return [unconstrained[i] for i in self._trained]
+
+    def negative_bound(self, Xs, y, unconstrained) -> tf.Tensor:
+        parameters = self.structure.parameters
+        with substituted(parameters, unconstrained=unconstrained):
+            values = tuple(p.value() for p in parameters)
+            Z = tf.cast(unconstrained[-1], self.dtype)
+            blocks = inducing_blocks_program(self.structure)(Z, Xs, values)
+            bound = collapsed_bound(blocks, Xs, self.sets, tf.cast(y, self.dtype), self.dtype)
         loss = -tf.cast(bound, tf.float64)
         if self.priors:
-            loss -= tf.add_n([p.log_prior() for p in self.priors])
+            loss -= tf.add_n(
+                [
+                    p.log_prior(unconstrained=unconstrained[i])
+                    for i, p in zip(self._prior_places, self.priors)
+                ]
+            )
         return loss
 
-    def tf_loss_and_gradient_eager(self, Xs, y):
+    def tf_loss_and_gradient(self, Xs, y, unconstrained):
+        trained = self.trained_of(unconstrained)
         with tf.GradientTape() as tape:
-            loss = self.negative_bound(Xs, y)
-        grads = tape.gradient(loss, self.variables, unconnected_gradients="zero")
+            tape.watch(trained)
+            loss = self.negative_bound(Xs, y, unconstrained)
+        grads = tape.gradient(loss, trained, unconnected_gradients="zero")
         return loss, [tf.cast(g, tf.float64) for g in grads]
 
-    def tf_loss_and_gradient(self, Xs, y):
-        return self._step(Xs, y)
-
     def loss_and_gradient(self, Xs, y, backend=None):
-        return self._step(Xs, y)
+        step = self.program("step", lambda: tf.function(self.tf_loss_and_gradient, autograph=False))
+        return step(Xs, y, self.unconstrained)
 
     def loss(self, Xs, y) -> float:
-        return float(self._step(Xs, tf.constant(y, self.dtype))[0].numpy())
+        return float(self.loss_and_gradient(Xs, tf.constant(y, self.dtype))[0].numpy())
 
     def backend(self, n: int) -> str:
         return "tensorflow"
 
-    def program(self, key, build):
-        if key not in self._programs:
-            self._programs[key] = build()
-        return self._programs[key]
+
+def inducing_blocks_program(structure, terms=None, jit: bool = True):
+    """The compiled ``(Z, Xs, values) -> (Kzz, [Kzx_i], [kxx_i])``
+    (``pigp.variational.inducing_blocks``) of ``structure``'s kernel and its data sets'
+    operators (or ``terms``: one operator's terms per entry of ``Xs``; their
+    parameters among ``structure.parameters``, or after them in ``values``),
+    shared by structure. ``values``: the constrained values of
+    ``structure.parameters`` (and of ``terms``'s own), so that gradients reach the
+    caller's variables through them."""
+    terms = tuple(s.terms for s in structure.sets) if terms is None else tuple(terms)
+    extra = structure.extra([t for ts in terms for t in ts])
+    key = (
+        structure.key,
+        "inducing blocks",
+        tuple(structure.terms(t, extra) for t in terms),
+        jit,
+    )
+
+    def build():
+        parameters = [*structure.parameters, *extra]
+        identity = Identity.resolve(len(structure.sets[0].terms[0][1]))
+
+        def blocks(Z, Xs, values):
+            with substituted(parameters, values):
+                return inducing_blocks(structure.kernel, Z, Xs, identity, terms, structure.jitter)
+
+        return tf.function(blocks, jit_compile=jit, autograph=False)
+
+    compiled = program(key, build)
+    if not extra:
+        return compiled
+    return lambda Z, Xs, values: compiled(Z, Xs, (*values, *(p.value() for p in extra)))
 
 
 class SparsePIGP(Model):
@@ -180,7 +249,6 @@ class SparsePIGP(Model):
         self.inducing = None  # tf.Variable (M, d), made at the first fit
         self.q_mu = None  # tf.Variable (M,)
         self.q_sqrt = None  # tf.Variable (M, M), its lower triangle used
-        self._programs = {}
 
     # ----- the variational parameters ------------------------------------------------
     @property
@@ -214,7 +282,6 @@ class SparsePIGP(Model):
             )
             self.q_mu = tf.Variable(tf.zeros(M, tf.float64), name="q_mu")
             self.q_sqrt = tf.Variable(tf.eye(M, dtype=tf.float64), name="q_sqrt")
-        self._programs = {}
 
     def variables_to_train(self) -> list:
         """The unconstrained parameters, ``m``, ``Ls`` and (if trained) ``Z``."""
@@ -358,9 +425,7 @@ class SparsePIGP(Model):
         variables = [p.unconstrained for p in trainable]
         if self.train_inducing:
             variables.append(self.inducing)
-        return CollapsedObjective(
-            self._blocks(), self.data.sets, self.inducing, variables, self.dtype, trainable
-        )
+        return CollapsedObjective(self.structure(), self.inducing, variables, trainable)
 
     def _warm_start(self, count: int, seed: int, iterations: int = 200) -> None:
         """L-BFGS on the collapsed bound of ``count`` random values (see ``fit``)."""
@@ -383,19 +448,14 @@ class SparsePIGP(Model):
         self.history = history.losses
         self._set_optimal_q()
 
-    def _blocks(self, terms=None, jit: bool = True):
-        """``blocks(Z, Xs) -> (Kzz, [Kzx_i], [kxx_i])`` (``pigp.variational.inducing_blocks``)
-        for the data sets' operators (or ``terms``, one per entry of ``Xs``), compiled."""
-        terms = tuple(s.terms for s in self.data.sets) if terms is None else tuple(terms)
-        key = ("blocks", tuple(tuple((id(c), i) for c, i in t) for t in terms), jit)
-        if key not in self._programs:
-            identity = self._identity()
+    def structure(self) -> Structure:
+        """The structure of the fitted data (what the compiled programs are keyed by)."""
+        self._require_data()
+        return Structure(self.kernel, self.data.sets, self.jitter, self.dtype)
 
-            def blocks(Z, Xs):
-                return inducing_blocks(self.kernel, Z, Xs, identity, terms, self.jitter)
-
-            self._programs[key] = tf.function(blocks, jit_compile=jit, autograph=False)
-        return self._programs[key]
+    def _values(self) -> tuple:
+        """The constrained values of ``structure().parameters`` (float64)."""
+        return tuple(p.value() for p in self.structure().parameters)
 
     def batch_sizes(self, batch_size: int) -> list:
         """Each data set's share ``b_i = max(1, round(B N_i / N))`` of a global batch."""
@@ -460,7 +520,8 @@ class SparsePIGP(Model):
         natural-gradient step, its share of ``P = sum w a a' / s`` and
         ``r = sum w a y / s`` over its values (``a`` a column of ``A``)."""
         Z, m, Ls = self._variational()
-        Kzz, Kzx, kxx = blocks(Z, tuple(X for X, _, _ in batch))
+        values = tuple(p.value() for p in self.structure().parameters)
+        Kzz, Kzx, kxx = blocks(Z, tuple(X for X, _, _ in batch), values)
         chol_z = tf.linalg.cholesky(Kzz)
         total = tf.constant(0.0, self.dtype)
         P = r = 0.0
@@ -524,7 +585,7 @@ class SparsePIGP(Model):
             local = len(strategy.extended.worker_devices)
         except RuntimeError:  # the default strategy: one device
             local = 1
-        blocks = self._blocks(jit=local == 1)
+        blocks = inducing_blocks_program(self.structure(), jit=local == 1)
         compiled = tf.function(replica_step, autograph=False)
 
         def run(iterator, n, state):
@@ -557,13 +618,13 @@ class SparsePIGP(Model):
         strategy = self.strategy
         dataset = strategy.distribute_datasets_from_function(self._dataset_fn(sizes, seed))
         iterator = iter(dataset)
-        program = self._stochastic_program(optimizer, weights, variables, priors, natural_step)
+        loop = self._stochastic_program(optimizer, weights, variables, priors, natural_step)
         with strategy.scope():
             state = optimizer.init(variables)
         done = 0
         while done < steps:
             n = min(STEPS_PER_CALL, steps - done)
-            losses, state = program(iterator, tf.constant(n), state)
+            losses, state = loop(iterator, tf.constant(n), state)
             losses = losses.numpy()
             self.history.extend(losses.tolist())
             done += n
@@ -583,35 +644,40 @@ class SparsePIGP(Model):
                 stacklevel=3,
             )
 
-    def _chunk_statistics(self, s):
-        """A compiled ``(X, y, mask) -> (P, r, ell)`` for chunks of data set ``s``: its
-        values' ``P = sum a a' / noise``, ``r = sum a y / noise`` and the sum of their
-        expected log likelihoods under the current ``q`` (``mask`` 0 for padding)."""
-        key = ("statistics", s.name, tuple((id(c), i) for c, i in s.terms))
-        if key not in self._programs:
-            blocks = self._blocks((s.terms,))
+    def _chunk_statistics(self, index: int):
+        """A compiled ``(X, y, mask, values, Z, m, Ls) -> (P, r, ell)`` for chunks of data
+        set ``index``: its values' ``P = sum a a' / noise``, ``r = sum a y / noise`` and
+        the sum of their expected log likelihoods under ``q = N(m, Ls Ls')`` (``mask``
+        0 for padding); shared by structure."""
+        structure = self.structure()
+        s = structure.sets[index]
+        blocks = inducing_blocks_program(structure, (s.terms,))
 
-            def statistics(X, y, mask):
-                Z, m, Ls = self._variational()
-                Kzz, (Kzx,), (kxx,) = blocks(Z, (X,))
+        def build():
+            noise_place = structure.place(s.noise)
+
+            def statistics(X, y, mask, values, Z, m, Ls):
+                Kzz, (Kzx,), (kxx,) = blocks(Z, (X,), values)
                 A = projection(tf.linalg.cholesky(Kzz), Kzx)
-                noise = s.noise.value(self.dtype)
+                noise = tf.cast(values[noise_place], structure.dtype)
                 mean, var = marginals(A, kxx, m, Ls)
                 ell = tf.reduce_sum(mask * expected_log_likelihood(y, mean, var, noise))
                 scale = mask / noise
                 P = tf.matmul(A * scale, A, transpose_b=True)
                 return P, tf.linalg.matvec(A, scale * y), ell
 
-            self._programs[key] = tf.function(statistics, autograph=False)
-        return self._programs[key]
+            return tf.function(statistics, autograph=False)
+
+        return program((structure.key, "statistics", index), build)
 
     def _full_pass(self, chunk: int = 4096) -> tuple:
         """One pass over every value in chunks (memory O(chunk M + M^2)): ``(P, r, ell)``
         summed over all data sets (float64)."""
         M = self.inducing.shape[0]
         P, r, ell = np.zeros((M, M)), np.zeros(M), 0.0
-        for s in self.data.sets:
-            program = self._chunk_statistics(s)
+        values, variational = self._values(), self._variational()
+        for index, s in enumerate(self.data.sets):
+            statistics = self._chunk_statistics(index)
             y_all = s.y / self.data.y_scale
             size = min(chunk, len(s.X))
             for start in range(0, len(s.X), size):
@@ -620,10 +686,12 @@ class SparsePIGP(Model):
                 mask = np.concatenate([np.ones(len(X)), np.zeros(pad)])
                 X = np.concatenate([X, np.repeat(X[-1:], pad, axis=0)])
                 y = np.concatenate([y, np.zeros(pad)])
-                Pc, rc, ellc = program(
+                Pc, rc, ellc = statistics(
                     tf.constant(X, self.dtype),
                     tf.constant(y, self.dtype),
                     tf.constant(mask, self.dtype),
+                    values,
+                    *variational,
                 )
                 P += Pc.numpy()
                 r += rc.numpy()
@@ -648,19 +716,25 @@ class SparsePIGP(Model):
 
     # ----- prediction ---------------------------------------------------------------------
     def _predictive_program(self, terms):
-        key = ("predict", tuple((id(c), i) for c, i in terms))
-        if key not in self._programs:
-            blocks = self._blocks((terms,))
+        """``(program, values)``: the compiled ``(Xc, values, Z, m, Ls) -> (mean, var, A)``
+        of an output of operator ``terms`` under ``q``, shared by structure, and the
+        values it takes (the structure's parameters', then ``terms``'s own)."""
+        structure = self.structure()
+        extra = structure.extra(terms)
+        blocks = inducing_blocks_program(structure, (terms,))
 
-            def predictive(Xc):
-                Z, m, Ls = self._variational()
-                Kzz, (Kzx,), (kxx,) = blocks(Z, (Xc,))
+        def build():
+            def predictive(Xc, values, Z, m, Ls):
+                Kzz, (Kzx,), (kxx,) = blocks(Z, (Xc,), values)
                 A = projection(tf.linalg.cholesky(Kzz), Kzx)
                 mean, var = marginals(A, kxx, m, Ls)
                 return mean, var, A
 
-            self._programs[key] = tf.function(predictive, autograph=False)
-        return self._programs[key]
+            return tf.function(predictive, autograph=False)
+
+        key = (structure.key, "sparse predictive", structure.terms(terms, extra))
+        values = self._values() + tuple(p.value() for p in extra)
+        return program(key, build), values
 
     def predict(self, X, output="u", full_cov: bool = False):
         """The mean and variance of u (or ``L u``) at points X under ``q``.
@@ -678,10 +752,11 @@ class SparsePIGP(Model):
         self._require_data()
         X = check.as_inputs("X", X, self.data.input_dim)
         terms = self._output_terms(output, self.data.input_dim)
-        program = self._predictive_program(terms)
+        predictive, values = self._predictive_program(terms)
+        variational = self._variational()
         if full_cov:
             Xt = tf.constant(X, self.dtype)
-            mean, _, A = program(Xt)
+            mean, _, A = predictive(Xt, values, *variational)
             _, _, Ls = self._variational()
             prior = block(self.kernel, Xt, Xt, list(terms), list(terms)).numpy()
             A = A.numpy().astype(np.float64)
@@ -693,7 +768,7 @@ class SparsePIGP(Model):
         for start in range(0, len(X), CHUNK):
             part = X[start : start + CHUNK]
             padded = np.concatenate([part, np.repeat(part[-1:], CHUNK - len(part), axis=0)])
-            mean, var, _ = program(tf.constant(padded, self.dtype))
+            mean, var, _ = predictive(tf.constant(padded, self.dtype), values, *variational)
             means.append(mean.numpy()[: len(part)])
             variances.append(var.numpy()[: len(part)])
         mean = np.concatenate(means).astype(np.float64) * self.y_scale

@@ -134,12 +134,15 @@ class History:
 
 def _adam_program(objective, optimizer: Adam):
     """``n`` Adam steps on TensorFlow's back end in one compiled call, then the loss
-    and gradient where they left the variables (``n = 0``: only those)."""
-    variables = objective.variables
+    and gradient where they left the variables (``n = 0``: only those). A pure
+    function of its arguments: the variables are ``unconstrained`` (the objective's),
+    updated in place."""
 
-    def steps(Xs, y, n, state):
+    def steps(Xs, y, n, state, unconstrained):
+        variables = objective.trained_of(unconstrained)
+
         def body(i, losses, taken, state):
-            loss, grads = objective.tf_loss_and_gradient(Xs, y)
+            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained)
             step, state = optimizer.update(loss, grads, variables, state)
             return i + 1, losses.write(i, loss), taken.write(i, step), state
 
@@ -155,14 +158,14 @@ def _adam_program(objective, optimizer: Adam):
         )
         losses, taken = losses.stack(), taken.stack()
         with tf.control_dependencies([losses]):
-            loss, grads = objective.tf_loss_and_gradient(Xs, y)
+            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained)
         return losses, taken, state, loss, tuple(grads)
 
     return tf.function(steps, autograph=False)
 
 
 def _tf_program(objective, optimizer: Adam):
-    """The compiled program of ``_adam_program``, kept with the objective."""
+    """The compiled program of ``_adam_program``, shared by the objectives of one key."""
     return objective.program(("adam loop", optimizer), lambda: _adam_program(objective, optimizer))
 
 
@@ -197,7 +200,9 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
             size, final = STEPS_PER_CALL, None
         else:
             start = time.perf_counter()
-            losses, taken, state, final, _ = program(Xs, y, tf.constant(n), state)
+            losses, taken, state, final, _ = program(
+                Xs, y, tf.constant(n), state, objective.unconstrained
+            )
             losses, taken, final = losses.numpy(), taken.numpy(), float(final.numpy())
             seconds = time.perf_counter() - start
             size = max(1, min(STEPS_PER_CALL, int(SECONDS_PER_CALL * n / max(seconds, 1e-9))))
@@ -320,7 +325,7 @@ def minimize_lbfgs(
     if objective.backend(int(y.shape[0])) == "tensorflow":
         # The program of Adam's steps run for none: no program of its own to build.
         program, state = _tf_program(objective, Adam()), Adam().init(variables)
-        evaluate = lambda: program(Xs, y, tf.constant(0), state)[3:]  # noqa: E731
+        evaluate = lambda: program(Xs, y, tf.constant(0), state, objective.unconstrained)[3:]  # noqa: E731
     else:
         evaluate = lambda: objective.loss_and_gradient(Xs, y)  # noqa: E731
 

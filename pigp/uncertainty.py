@@ -19,23 +19,28 @@ __all__ = ["laplace"]
 
 def hessian(objective, Xs, y) -> np.ndarray:
     """The loss Hessian in the objective's variables, flattened and symmetrised."""
-    variables = objective.variables
-
     # As one graph (not op by op): 2.6x faster for a spectral mixture's blocks.
-    @functools.partial(tf.function, autograph=False)
-    def compute(Xs, y):
-        with tf.GradientTape(persistent=True) as outer:
-            with tf.GradientTape() as inner:
-                loss = tf.cast(objective.nll(Xs, y), tf.float64)
-            grads = inner.gradient(loss, variables, unconnected_gradients="zero")
-            flat = tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
-        rows = outer.jacobian(flat, variables, unconnected_gradients="zero")
-        return tf.concat(
-            [tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1]) for h in rows], axis=1
-        )
-
-    H = compute(Xs, y).numpy()
+    compute = objective.program(
+        "hessian",
+        lambda: tf.function(functools.partial(_hessian, objective), autograph=False),
+    )
+    H = compute(Xs, y, objective.unconstrained).numpy()
     return 0.5 * (H + H.T)
+
+
+def _hessian(objective, Xs, y, unconstrained):
+    variables = objective.trained_of(unconstrained)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(variables)
+        with tf.GradientTape() as inner:
+            inner.watch(variables)
+            loss = tf.cast(objective.nll(Xs, y, unconstrained), tf.float64)
+        grads = inner.gradient(loss, variables, unconnected_gradients="zero")
+        flat = tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
+    rows = outer.jacobian(flat, variables, unconnected_gradients="zero")
+    return tf.concat(
+        [tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1]) for h in rows], axis=1
+    )
 
 
 def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
