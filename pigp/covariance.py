@@ -26,6 +26,9 @@ __all__ = [
     "joint",
     "joint_blocks",
     "whole_gradient",
+    "term_weights",
+    "large",
+    "LARGE_FROM",
     "check_smoothness",
 ]
 
@@ -43,14 +46,33 @@ def check_smoothness(kernel, terms, what: str) -> None:
         )
 
 
+def term_weights(terms) -> list:
+    """The coefficient of each resolved operator term: the one representation of
+    the coefficients that every assembly of ``K`` (whole matrix, block by block,
+    their gradients, predictions) reads.
+
+    A coefficient that is a number is a Python float (the assemblies fold products
+    of numbers before tracing); one built from parameters stays a ``Coefficient``,
+    evaluated where it is used (``_tensor``): a scalar, the same at every point of
+    a set.
+    """
+    return [c.constant if not c.parameters else c for c, _ in terms]
+
+
+def _tensor(weight, dtype) -> tf.Tensor:
+    """A weight of ``term_weights`` as a tensor of ``dtype``."""
+    return tf.constant(weight, dtype) if isinstance(weight, float) else weight.value(dtype)
+
+
 def _weights(kernel, left: list, right: list, dtype) -> dict:
-    """``{multi-index: [coefficient products]}`` of ``L k M'``: ``_coefficient_pairs``
-    evaluated."""
+    """``{multi-index: [weight products]}`` of ``L k M'``: ``_term_pairs`` with the
+    weights of ``term_weights``."""
+    w_left, w_right = term_weights(left), term_weights(right)
     return {
         key: [
-            sign * (c_left.value(dtype) * c_right.value(dtype)) for sign, c_left, c_right in pairs
+            sign * (_tensor(w_left[a], dtype) * _tensor(w_right[b], dtype)) for sign, a, b in pairs
         ]
-        for key, pairs in _coefficient_pairs(kernel, left, right).items()
+        for key, pairs in _term_pairs(kernel, left, right).items()
     }
 
 
@@ -155,15 +177,24 @@ def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
     return operator_pair(kernel, X, X, left, right)
 
 
-#: Joint sizes up to which ``joint`` evaluates the kernel's derivatives on the whole
-#: matrix at once rather than block by block (fewer operations to trace and compile;
-#: each derivative is evaluated on all N^2 pairs, not only on its blocks').
-WHOLE_UP_TO = 499
+#: From this many values on, ``joint`` assembles ``K`` block by block (below, it
+#: evaluates the kernel's derivatives on the whole matrix at once: fewer operations
+#: to trace and compile, each derivative on all N^2 pairs rather than on its
+#: blocks'), and a machine without a GPU factorises it with LAPACK rather than
+#: inside TensorFlow's compiled training loop (``pigp.objective``): one setting
+#: for both.
+LARGE_FROM = 500
+
+
+def large(n: int) -> bool:
+    """Whether a joint covariance of ``n`` values is assembled block by block and
+    factorised by LAPACK (without a GPU): ``n >= LARGE_FROM``."""
+    return n >= LARGE_FROM
 
 
 def whole(Xs) -> bool:
     """Whether ``joint`` takes the derivatives on the whole matrix for these inputs."""
-    return len(Xs) > 1 and sum(int(X.shape[0]) for X in Xs) <= WHOLE_UP_TO
+    return len(Xs) > 1 and not large(sum(int(X.shape[0]) for X in Xs))
 
 
 def whole_gradient(kernel, Xs, dtype) -> bool:
@@ -185,9 +216,10 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
 
     Block ``(i, j)`` is ``L_i L_j' k`` at ``(Xs[i], Xs[j])``; each diagonal block
     gets its set's noise variance plus ``jitter`` times the mean of its own
-    diagonal (held constant in gradients). Up to ``WHOLE_UP_TO`` points the
+    diagonal (held constant in gradients). Below ``LARGE_FROM`` points the
     derivatives are taken once on all pairs and each block picks its terms
-    with a matrix of coefficients (``_joint_whole``); beyond, block by block.
+    with a matrix of coefficients (``_joint_whole``); from ``LARGE_FROM``, block
+    by block. Both read the coefficients from ``term_weights``.
 
     Args:
         kernel: the prior covariance of u.
@@ -239,23 +271,25 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     count = len(Xs)
     membership = np.repeat(np.arange(count), sizes)
     X = tf.concat(Xs, axis=0)
-    weights = defaultdict(dict)  # index -> {(i, j): [(number, Coefficient pairs)]}
+    weights = [term_weights(s.terms) for s in sets]
+    pairs_of = defaultdict(dict)  # index -> {(i, j): [(sign, term of i, term of j)]}
     for i in range(count):
         for j in range(count):
-            for key, pairs in _coefficient_pairs(kernel, sets[i].terms, sets[j].terms).items():
-                weights[key][i, j] = pairs
-    values = _partials(kernel, X[:, None, :], X[None, :, :], weights.keys())
+            for key, pairs in _term_pairs(kernel, sets[i].terms, sets[j].terms).items():
+                pairs_of[key][i, j] = pairs
+    values = _partials(kernel, X[:, None, :], X[None, :, :], pairs_of.keys())
     K = None
-    for key, entries in weights.items():
+    for key, entries in pairs_of.items():
         constant = np.zeros((count, count))
         varying = None
         for (i, j), pairs in entries.items():
-            for sign, left, right in pairs:
-                if not (left.parameters or right.parameters):
-                    constant[i, j] += sign * left.constant * right.constant
+            for sign, a, b in pairs:
+                left, right = weights[i][a], weights[j][b]
+                if isinstance(left, float) and isinstance(right, float):
+                    constant[i, j] += sign * left * right
                     continue
                 mask = tf.constant((membership[:, None] == i) & (membership[None, :] == j), dtype)
-                part = sign * left.value(dtype) * right.value(dtype) * mask
+                part = sign * _tensor(left, dtype) * _tensor(right, dtype) * mask
                 varying = part if varying is None else varying + part
         term = tf.constant(constant[membership][:, membership], dtype) * values[key]
         if varying is not None:
@@ -269,18 +303,20 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     return tf.linalg.set_diag(K, diag + tf.concat(extra, axis=0))
 
 
-def _coefficient_pairs(kernel, left: list, right: list) -> dict:
-    """``{multi-index: [(sign, left Coefficient, right Coefficient)]}`` of ``L k M'``: for a
-    stationary kernel indices into ``r = x1 - x2`` (``a + b``, sign ``(-1)^|b|``), else
-    into ``(x1, x2)`` (``a`` then ``b``, sign 1)."""
+def _term_pairs(kernel, left: list, right: list) -> dict:
+    """``{multi-index: [(sign, a, b)]}`` of ``L k M'``: the positions ``a`` of a term of
+    ``left`` and ``b`` of one of ``right`` whose product of coefficients weighs the
+    derivative of the kernel at that multi-index; for a stationary kernel indices
+    into ``r = x1 - x2`` (``index_a + index_b``, sign ``(-1)^|index_b|``), else into
+    ``(x1, x2)`` (``index_a`` then ``index_b``, sign 1)."""
     pairs = defaultdict(list)
-    for c_left, a in left:
-        for c_right, b in right:
+    for a, (_, index_a) in enumerate(left):
+        for b, (_, index_b) in enumerate(right):
             if kernel.stationary:
-                key = tuple(i + j for i, j in zip(a, b))
-                pairs[key].append(((-1.0) ** sum(b), c_left, c_right))
+                key = tuple(i + j for i, j in zip(index_a, index_b))
+                pairs[key].append(((-1.0) ** sum(index_b), a, b))
             else:
-                pairs[tuple(a) + tuple(b)].append((1.0, c_left, c_right))
+                pairs[tuple(index_a) + tuple(index_b)].append((1.0, a, b))
     return pairs
 
 

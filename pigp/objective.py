@@ -10,7 +10,9 @@ and nothing differentiates through a factorisation:
 
 - ``"tensorflow"``: TensorFlow's Cholesky; small problems and accelerators;
   also the only one that runs inside a compiled loop of many steps;
-- ``"lapack"``: LAPACK's potrf/potrs/potri through SciPy; CPU from N = 500.
+- ``"lapack"``: LAPACK's potrf/potrs/potri through SciPy; CPU from
+  ``pigp.covariance.LARGE_FROM`` = 500 values (where ``K`` is also assembled
+  block by block).
 """
 
 from __future__ import annotations
@@ -22,14 +24,11 @@ import numpy as np
 import scipy.linalg
 
 from ._tensorflow import tf
-from .covariance import joint, joint_blocks, whole_gradient
+from .covariance import joint, joint_blocks, large, whole_gradient
 from .parameters import substituted
 from .structure import Structure, covariance_parameters, data_parameters, program
 
-__all__ = ["Objective", "gaussian_nll", "LAPACK_FROM", "data_parameters", "covariance_parameters"]
-
-#: Joint sizes from which the LAPACK back end is chosen on a machine without a GPU.
-LAPACK_FROM = 500
+__all__ = ["Objective", "gaussian_nll", "data_parameters", "covariance_parameters"]
 
 
 def gaussian_nll(y_dot_alpha, log_diag_chol, n):
@@ -201,9 +200,9 @@ class Objective:
 
     # ----- compiled paths -----------------------------------------------------------------
     def backend(self, n: int) -> str:
-        """``"lapack"`` for ``n >= LAPACK_FROM`` values on a machine without a GPU,
-        else ``"tensorflow"``."""
-        return "lapack" if n >= LAPACK_FROM and not has_gpu() else "tensorflow"
+        """``"lapack"`` for ``n >= pigp.covariance.LARGE_FROM`` values on a machine
+        without a GPU, else ``"tensorflow"``."""
+        return "lapack" if large(n) and not has_gpu() else "tensorflow"
 
     def gram(self, Xs) -> np.ndarray:
         """``K`` at the current parameters as the fit computes it (compiled)."""
