@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 _NAMES = {
     "PIGP": "models",
     "SparsePIGP": "sparse",
-    "load": "models",
+    "load": "io",
     "Observations": "data",
     "Parameter": "parameters",
     "Coefficient": "parameters",
@@ -71,8 +71,9 @@ if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
     from . import covariance, kernels, operators, plotting
     from .compilation import compilation_cache
     from .data import Observations
+    from .io import load
     from .linalg import CholeskyError
-    from .models import PIGP, load
+    from .models import PIGP
     from .operators import D, Identity
     from .parameters import Coefficient, Parameter
     from .sampling import Samples

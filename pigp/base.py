@@ -4,8 +4,11 @@
 and f data, and the settings, and answers the questions that do not depend
 on how the posterior is computed: the parameters by name, the operator terms
 of an output, the prior covariance, data-unit conversions, the validation of
-``fit``'s arguments. ``pigp.PIGP`` (exact) and ``pigp.SparsePIGP`` (inducing
-points) build on it.
+``fit``'s arguments. It is the API's edge: ``fit``'s ``X_u, y_u, X_f, y_f`` and
+``noise_u``/``noise_f`` become two ``Observations`` named ``"u"`` and ``"f"``
+here (``_observations``), and below that every data set is alike. Its
+constructor is the one ``pigp.PIGP`` (exact) and ``pigp.SparsePIGP`` (inducing
+points) share.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from . import _validation as check
 from . import io
 from ._tensorflow import tf
 from .covariance import block, check_smoothness
-from .data import Data, noise_parameter, prepare
+from .data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
 from .kernels import Kernel
 from .operators import Identity, Operator
 
@@ -29,12 +32,15 @@ __all__ = ["Model", "check_training", "representable", "progress_bar"]
 class Model(tf.Module):
     """The parts of a physics-informed GP model that do not depend on the approximation.
 
-    Args: see ``pigp.PIGP``.
+    Args: see ``pigp.PIGP``; its constructor is this one.
     """
+
+    #: The default relative jitter by dtype.
+    JITTER = {"float64": 1e-12, "float32": 1e-6}
 
     def __init__(
         self,
-        kernel: Kernel,
+        kernel,
         operator: Operator,
         noise_u=None,
         noise_f=None,
@@ -45,13 +51,14 @@ class Model(tf.Module):
         name: str | None = None,
     ):
         super().__init__(name=name)
+        kernel = self._kernel_argument(kernel)
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
         if not isinstance(operator, Operator):
             raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
         self.dtype = check.as_dtype(dtype)
         if jitter is None:
-            jitter = 1e-12 if self.dtype == tf.float64 else 1e-6
+            jitter = self.JITTER[self.dtype.name]
         if not (isinstance(jitter, (int, float)) and math.isfinite(jitter) and jitter >= 0):
             raise ValueError(f"jitter: expected a finite number >= 0, got {jitter!r}")
         self.kernel = kernel
@@ -67,6 +74,14 @@ class Model(tf.Module):
         )
         self.data: Data | None = None
         self.history: list = []
+        self._start()
+
+    def _kernel_argument(self, kernel):
+        """The kernel to start from, given the constructor's ``kernel`` argument."""
+        return kernel
+
+    def _start(self) -> None:
+        """Set the state a new model of this class starts with (before any fit)."""
 
     @property
     def y_scale(self) -> float:
@@ -88,19 +103,21 @@ class Model(tf.Module):
         out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
         for i, p in enumerate(self.operator.parameters):
             out[f"operator.{p.label or f'coefficient{i}'}"] = p
-        names = [] if self.data is None else self.data.names
-        if not names or "u" in names:
-            out["noise_u"] = self.noise_u
-        if not names or "f" in names:
-            out["noise_f"] = self.noise_f
-        for s in () if self.data is None else self.data.sets:
-            if s.name not in ("u", "f"):
-                out[f"{s.name}.noise"] = s.noise
-                for coefficient, _ in s.terms:
-                    for p in coefficient.parameters:
-                        if not any(p is q for q in out.values()):
-                            out[f"{s.name}.{p.label or p.name}"] = p
+        if self.data is None:
+            return {**out, "noise_u": self.noise_u, "noise_f": self.noise_f}
+        for s in self.data.sets:
+            out[self._noise_name(s.name)] = s.noise
+            for coefficient, _ in s.terms:
+                for p in coefficient.parameters:
+                    if not any(p is q for q in out.values()):
+                        out[f"{s.name}.{p.label or p.name}"] = p
         return out
+
+    @staticmethod
+    def _noise_name(name: str) -> str:
+        """The name of a data set's noise in ``parameters_by_name``: ``noise_u`` and
+        ``noise_f`` for the sets of ``fit``'s arrays, ``NAME.noise`` for the others."""
+        return f"noise_{name}" if name in RESERVED_NAMES else f"{name}.noise"
 
     def parameter_values(self) -> dict:
         """Current constrained values by name (see ``parameters_by_name`` for the
@@ -124,20 +141,52 @@ class Model(tf.Module):
     def _prepare(self, X_u, y_u, X_f, y_f, observations) -> Data:
         """Validate ``fit``'s data (``ValueError`` naming the argument) with this
         model's kernel, operator, noise parameters and settings; nothing changes."""
+        columns = self.operator.dims or self.dims
         return prepare(
             self.kernel,
-            self.operator,
-            self.noise_u,
-            self.noise_f,
-            X_u,
-            y_u,
-            X_f,
-            y_f,
-            observations,
+            self._observations(X_u, y_u, X_f, y_f, observations),
             self.dims,
+            len(columns) if columns else None,
             self.standardize,
-            self.noise_decided_by_fit,
         )
+
+    def _observations(self, X_u, y_u, X_f, y_f, observations) -> list:
+        """``fit``'s data as ``Observations``: ``X_u, y_u`` as the set ``"u"`` (operator
+        ``Identity``, noise ``noise_u``), ``X_f, y_f`` as ``"f"`` (the model's operator,
+        ``noise_f``), then ``observations``."""
+        if isinstance(observations, Observations) or not isinstance(observations, (list, tuple)):
+            raise ValueError(
+                f"observations: expected a list of pigp.Observations, got {observations!r}"
+            )
+        for i, obs in enumerate(observations):
+            if not isinstance(obs, Observations):
+                raise ValueError(f"observations[{i}]: expected pigp.Observations, got {obs!r}")
+            if obs.name in RESERVED_NAMES:
+                raise ValueError(
+                    f"observations[{i}].name: {obs.name!r} is reserved for the "
+                    f"X_{obs.name}/y_{obs.name} data; pass those arrays as X_{obs.name} "
+                    f"and y_{obs.name}, or give this set another name"
+                )
+        sets = []
+        for name, X, y, operator, noise in (
+            ("u", X_u, y_u, Identity, self.noise_u),
+            ("f", X_f, y_f, self.operator, self.noise_f),
+        ):
+            if X is None and y is None:
+                continue
+            labels = (f"X_{name}", f"y_{name}")
+            if X is None or y is None:
+                missing = labels[0] if X is None else labels[1]
+                raise ValueError(
+                    f"{missing}: expected an array (both {labels[0]} and {labels[1]} are "
+                    "needed), got None"
+                )
+            obs = Observations(X, y, operator, noise, name, labels)
+            obs.noise_decided_by_fit = name in self.noise_decided_by_fit
+            sets.append(obs)
+        if not sets and not observations:
+            raise ValueError("fit: expected data: X_u and y_u, X_f and y_f, or observations=[...]")
+        return sets + list(observations)
 
     def _require_data(self):
         if self.data is None:
@@ -156,8 +205,8 @@ class Model(tf.Module):
         else:
             found = None if self.data is None else self.data.get(output)
             if found is None:
-                known = ["u", "f"] + [
-                    n for n in (self.data.names if self.data else ()) if n not in ("u", "f")
+                known = list(RESERVED_NAMES) + [
+                    n for n in (self.data.names if self.data else ()) if n not in RESERVED_NAMES
                 ]
                 raise ValueError(f"output: expected one of {known} or an Operator, got {output!r}")
             terms = found.terms
@@ -228,36 +277,14 @@ class Model(tf.Module):
         ``pigp.load(path)`` gives it back; the loaded model predicts bit for bit
         as this one. The format: ``pigp.io``.
         """
-        table = io.ParameterTable()
-        sets = () if self.data is None else self.data.sets
-        spec = {
-            "class": type(self).__name__,
-            "model": io.encode(self.get_config(), table),
-            "sets": [
-                {
-                    "name": s.name,
-                    "operator": io.encode(s.operator, table),
-                    "noise": io.encode(s.noise, table),
-                    "noise_decided_by_fit": s.noise_decided_by_fit,
-                }
-                for s in sets
-            ],
-            "y_scale": self.y_scale,
-        }
-        spec["parameters"] = table.configs()
-        arrays = table.arrays()
-        for i, s in enumerate(sets):
-            arrays[f"set_{i}_X"], arrays[f"set_{i}_y"] = s.X, s.y
-        arrays["history"] = np.asarray(self.history, dtype=np.float64)
-        arrays.update(self._state_arrays())
-        io.write(path, spec, arrays)
+        io.save(self, path)
 
-    def _state_arrays(self) -> dict:
+    def state_arrays(self) -> dict:
         """What ``save`` writes besides the parameters, data and history."""
         return {}
 
-    def _restore_state(self, arrays) -> None:
-        """The inverse of ``_state_arrays``, at ``pigp.load``."""
+    def restore_state(self, arrays) -> None:
+        """The inverse of ``state_arrays``, at ``pigp.load``."""
 
 
 def check_training(steps, learning_rate) -> None:

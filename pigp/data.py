@@ -1,11 +1,13 @@
 """Data sets: noisy observations ``y = (L u)(X) + noise`` of one operator each.
 
-Every data set a model sees is an ``Observations``: the u values
-(``X_u, y_u``; operator ``Identity``), the f values (``X_f, y_f``; the model's
-operator) and any boundary, initial or Neumann data. ``prepare`` validates
-them all once, resolves each operator against the input columns and picks the
-scale the targets are divided by, and returns an immutable ``Data`` that is
-passed on as an argument to the covariance, the objective and the posterior.
+Every data set a model sees is an ``Observations``, each owning its noise: the
+u values (``X_u, y_u``; operator ``Identity``) and the f values (``X_f, y_f``;
+the model's operator) become the sets ``"u"`` and ``"f"`` at the model's edge
+(``pigp.base.Model``), beside any boundary, initial or Neumann data. ``prepare``
+validates them all once, resolves each operator against the input columns and
+picks the scale the targets are divided by, and returns an immutable ``Data``
+that is passed on as an argument to the covariance, the objective and the
+posterior; nothing from there on knows which set came from which argument.
 """
 
 from __future__ import annotations
@@ -105,15 +107,32 @@ class Observations:
         name: a label for ``parameter_values()``, ``predict(output=name)`` and
             errors; distinct from the other sets' names and from ``"u"`` and
             ``"f"``, which name the ``X_u``/``X_f`` data.
+        labels: what error messages call ``X`` and ``y`` (default ``NAME.X``
+            and ``NAME.y``; ``fit``'s u data are ``X_u`` and ``y_u``).
+
+    Attributes:
+        noise: the noise variance, a ``pigp.Parameter``.
+        noise_decided_by_fit: whether ``fit`` decides between a learned noise and
+            exact data (``noise`` was None).
     """
 
-    def __init__(self, X, y, operator: Operator = Identity, noise=None, name: str = "data"):
+    def __init__(
+        self,
+        X,
+        y,
+        operator: Operator = Identity,
+        noise=None,
+        name: str = "data",
+        labels: tuple | None = None,
+    ):
         if not isinstance(operator, Operator):
             raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
-        X = check.as_inputs(f"{name}.X", X)
-        self.X, self.y = X, check.as_targets(f"{name}.y", y, len(X), f"{name}.X")
+        self.labels = (f"{name}.X", f"{name}.y") if labels is None else tuple(labels)
+        x_name, y_name = self.labels
+        X = check.as_inputs(x_name, X)
+        self.X, self.y = X, check.as_targets(y_name, y, len(X), x_name)
         self.operator = operator
         self.name = name
         self.noise, self.noise_decided_by_fit = noise_parameter(noise, f"noise_{name}")
@@ -230,11 +249,11 @@ def target_scale(sets, standardize: bool = True) -> float:
     return 1.0
 
 
-def check_targets(sets) -> None:
+def check_targets(sets, y_names) -> None:
     """Refuse targets that are all 0 and warn about targets that are all equal: the
     marginal likelihood cannot learn a scale or a variation from them."""
     y = np.concatenate([s.y for s in sets])
-    names = ", ".join(f"y_{s.name}" if s.name in RESERVED_NAMES else f"{s.name}.y" for s in sets)
+    names = ", ".join(y_names)
     if not np.any(y):
         raise ValueError(
             f"{names}: every target is 0, so the model cannot learn a scale from "
@@ -252,76 +271,48 @@ def check_targets(sets) -> None:
 
 def prepare(
     kernel,
-    operator: Operator,
-    noise_u: Parameter,
-    noise_f: Parameter,
-    X_u=None,
-    y_u=None,
-    X_f=None,
-    y_f=None,
-    observations=(),
+    observations,
     dims=None,
+    input_dim: int | None = None,
     standardize: bool = True,
-    decided_by_fit=(),
 ) -> Data:
     """Validate every data set of a fit and return them as one ``Data``.
 
     Args:
         kernel: checked to be smooth enough for each set's operator.
-        operator: the operator of the f data.
-        noise_u: the noise parameter of the u data.
-        noise_f: the noise parameter of the f data.
-        X_u: the inputs of the u data, or None.
-        y_u: the values of u at ``X_u``, or None.
-        X_f: the inputs of the f data, or None.
-        y_f: the values of ``f = L u`` at ``X_f``, or None.
-        observations: further ``Observations``.
+        observations: the ``Observations``, in the order of the joint covariance;
+            each keeps its own noise parameter and its ``noise_decided_by_fit``.
         dims: column names for operators that declare none.
+        input_dim: the number of input columns expected (None: the first set's).
         standardize: divide targets by the RMS of the first set's targets.
-        decided_by_fit: which of ``"u"`` and ``"f"`` have a noise that ``fit``
-            decides (learned or exact); ``Observations`` carry their own.
 
     Raises:
         ValueError: naming the argument, before anything is changed.
     """
-    raw = []
-    if X_u is not None or y_u is not None:
-        raw.append(("u", X_u, y_u, Identity, noise_u, "X_u", "y_u", "u" in decided_by_fit))
-    if X_f is not None or y_f is not None:
-        raw.append(("f", X_f, y_f, operator, noise_f, "X_f", "y_f", "f" in decided_by_fit))
-    for i, obs in enumerate(observations):
-        if not isinstance(obs, Observations):
-            raise ValueError(f"observations[{i}]: expected pigp.Observations, got {obs!r}")
-        if obs.name in RESERVED_NAMES:
-            raise ValueError(
-                f"observations[{i}].name: {obs.name!r} is reserved for the "
-                f"X_{obs.name}/y_{obs.name} data; pass those arrays as X_{obs.name} "
-                f"and y_{obs.name}, or give this set another name"
-            )
-        raw.append(
-            (
+    observations = list(observations)
+    if not observations:
+        raise ValueError("observations: expected at least one data set, got none")
+    names = [obs.name for obs in observations]
+    if len(set(names)) != len(names):
+        raise ValueError(f"observations: names must be distinct, got {names}")
+    sets = []
+    for obs in observations:
+        x_name, y_name = obs.labels
+        sets.append(
+            data_set(
                 obs.name,
                 obs.X,
                 obs.y,
                 obs.operator,
                 obs.noise,
-                f"observations[{i}].X",
-                f"observations[{i}].y",
+                kernel,
+                input_dim,
+                dims,
+                x_name,
+                y_name,
                 obs.noise_decided_by_fit,
             )
         )
-    if not raw:
-        raise ValueError("fit: expected data: X_u and y_u, X_f and y_f, or observations=[...]")
-    names = [r[0] for r in raw]
-    if len(set(names)) != len(names):
-        raise ValueError(f"observations: names must be distinct, got {names}")
-    declared = operator.dims or dims
-    input_dim = len(declared) if declared else None
-    sets = []
-    for name, X, y, op, noise, x_name, y_name, decided in raw:
-        sets.append(
-            data_set(name, X, y, op, noise, kernel, input_dim, dims, x_name, y_name, decided)
-        )
         input_dim = sets[-1].X.shape[1]
-    check_targets(sets)
+    check_targets(sets, [obs.labels[1] for obs in observations])
     return Data(tuple(sets), target_scale(sets, standardize))

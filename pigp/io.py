@@ -14,26 +14,48 @@ arguments, and ``encode`` turns such a description into JSON, recursively:
 ``decode`` reverses this, importing each class by its path (or taking it
 from ``custom_objects`` where it cannot be imported, e.g. one defined in a
 script), so a user-defined kernel class round-trips. Nothing is unpickled.
+
+``save`` and ``load`` write and read a whole model this way: the model's class
+(by its import path, as any other class), its constructor's arguments, each
+data set (name, operator, noise, arrays) and the state of its approximation.
+Version 3 files name the model class by path; version 2 files (by name,
+``"PIGP"`` or ``"SparsePIGP"``) are read too.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import sys
 import zipfile
 
 import numpy as np
 
+from .data import Data, data_set
 from .kernels import Kernel
 from .operators import Operator
 from .parameters import Coefficient, Parameter
 
-__all__ = ["FORMAT", "VERSION", "ParameterTable", "encode", "decode", "write", "read"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "ParameterTable",
+    "encode",
+    "decode",
+    "write",
+    "read",
+    "save",
+    "load",
+]
 
 FORMAT = "pigp-model"
-VERSION = 2  # 2: objects saved by their own get_config(); 1: before (not read)
+#: 3: the model's class by import path; 2: by name (read); 1: before get_config (not read).
+VERSION = 3
+READS = (2, 3)
+#: The model classes of version 2 files, by the name they were saved under.
+_VERSION_2_CLASSES = {"PIGP": "pigp.models:PIGP", "SparsePIGP": "pigp.sparse:SparsePIGP"}
 _SAVABLE = (Kernel, Operator, Coefficient)
 
 
@@ -165,11 +187,11 @@ def read(path) -> tuple:
             f"path: {path!r} is not a pigp model file (no pigp description inside)"
         ) from None
     version = spec.get("version", 0)
-    if version != VERSION:
+    if version not in READS:
         newer = isinstance(version, int) and version > VERSION
         raise ValueError(
-            f"path: {path!r} is in format version {version}, and this pigp reads version "
-            f"{VERSION} only: "
+            f"path: {path!r} is in format version {version}, and this pigp reads versions "
+            f"{', '.join(map(str, READS))} only: "
             + (
                 "it was written by a newer pigp"
                 if newer
@@ -177,3 +199,107 @@ def read(path) -> tuple:
             )
         )
     return spec, arrays
+
+
+def save(model, path) -> None:
+    """Write ``model`` (a ``pigp.PIGP`` or ``pigp.SparsePIGP``; its class by import
+    path, its ``get_config()``, its data sets and the state of its approximation)
+    to ``path``. ``load(path)`` gives it back; see ``Model.save``."""
+    table = ParameterTable()
+    sets = () if model.data is None else model.data.sets
+    spec = {
+        "class": _path(type(model)),
+        "model": encode(model.get_config(), table),
+        "sets": [
+            {
+                "name": s.name,
+                "operator": encode(s.operator, table),
+                "noise": encode(s.noise, table),
+                "noise_decided_by_fit": s.noise_decided_by_fit,
+            }
+            for s in sets
+        ],
+        "y_scale": model.y_scale,
+    }
+    spec["parameters"] = table.configs()
+    arrays = table.arrays()
+    for i, s in enumerate(sets):
+        arrays[f"set_{i}_X"], arrays[f"set_{i}_y"] = s.X, s.y
+    arrays["history"] = np.asarray(model.history, dtype=np.float64)
+    arrays.update(model.state_arrays())
+    write(path, spec, arrays)
+
+
+def load(path, custom_objects: dict | None = None):
+    """Read a model written by ``PIGP.save`` or ``SparsePIGP.save``.
+
+    Args:
+        path: the file.
+        custom_objects: ``{qualified_name: object}`` for kernel classes and
+            ``Custom`` kernel functions that cannot be imported by their saved
+            path (defined in a script or notebook).
+
+    Returns:
+        A ``PIGP`` (or ``SparsePIGP``) with the saved kernel, operator, parameters and data; it
+        predicts exactly as the saved model did.
+
+    Raises:
+        ValueError: the file is missing, corrupt, not a pigp model, of another
+            format version, or damaged (the message names the file and the entry).
+    """
+    spec, arrays = read(path)
+    path = os.fspath(path)
+
+    def damaged(detail):
+        return ValueError(f"path: {path!r} is a damaged pigp model file: {detail}")
+
+    try:
+        try:
+            parameters = [
+                Parameter.from_config(c, arrays[f"parameter_{i}"])
+                for i, c in enumerate(spec["parameters"])
+            ]
+        except ValueError as error:
+            raise damaged(error) from None
+        kind = spec.get("class", "PIGP")
+        if spec["version"] == 2:
+            kind = _VERSION_2_CLASSES.get(kind, kind)
+        try:
+            cls = _resolve(kind, custom_objects or {}, "class")
+        except ValueError as error:
+            raise damaged(error) from None
+        if not (isinstance(cls, type) and hasattr(cls, "restore_state")):
+            raise damaged(f"class: {kind!r} is not a pigp model class")
+        model = cls.from_config(decode(spec["model"], parameters, custom_objects))
+        sets = []
+        for i, s in enumerate(spec["sets"]):
+            operator = decode(s["operator"], parameters, custom_objects)
+            noise = decode(s["noise"], parameters, custom_objects)
+            try:
+                sets.append(
+                    data_set(
+                        s["name"],
+                        arrays[f"set_{i}_X"],
+                        arrays[f"set_{i}_y"],
+                        operator,
+                        noise,
+                        model.kernel,
+                        sets[0].X.shape[1] if sets else None,
+                        model.dims,
+                        f"set_{i}_X",
+                        f"set_{i}_y",
+                        bool(s.get("noise_decided_by_fit", False)),
+                    )
+                )
+            except ValueError as error:
+                raise damaged(error) from None
+        y_scale = float(spec["y_scale"])
+        if not (math.isfinite(y_scale) and y_scale > 0):
+            raise damaged(f"y_scale: expected a positive number, got {y_scale}")
+        if sets:
+            model.data = Data(tuple(sets), y_scale)
+        model.history = arrays["history"].tolist()
+        model.restore_state(arrays)
+    except (KeyError, IndexError, TypeError) as error:
+        raise damaged(f"missing or invalid entry {error}") from None
+    return model

@@ -22,16 +22,15 @@ from . import io, memory, training
 from ._tensorflow import tf
 from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
-from .data import Data, data_set, pin_exact, unpin
-from .kernels import Kernel, SpectralMixture, SquaredExponential
+from .data import pin_exact, unpin
+from .kernels import SpectralMixture, SquaredExponential
 from .objective import Objective
-from .operators import Operator
-from .parameters import Parameter, substituted
+from .parameters import substituted
 from .posterior import CHUNK, Posterior
 from .structure import data_parameters, program
 from .uncertainty import laplace
 
-__all__ = ["PIGP", "load"]
+__all__ = ["PIGP"]
 
 #: The kernels ``PIGP(kernel="auto")`` chooses from, by name.
 AUTO_KERNELS = {
@@ -115,18 +114,7 @@ class PIGP(Model):
     ``data`` (the validated data sets, a ``pigp.data.Data``).
     """
 
-    def __init__(
-        self,
-        kernel: Kernel | str,
-        operator: Operator,
-        noise_u=None,
-        noise_f=None,
-        dims=None,
-        dtype="float64",
-        jitter: float | None = None,
-        standardize: bool = True,
-        name: str | None = None,
-    ):
+    def _kernel_argument(self, kernel):
         self._candidates = ()
         if isinstance(kernel, str):
             if kernel != "auto":
@@ -134,8 +122,10 @@ class PIGP(Model):
                     f"kernel: expected a pigp.kernels.Kernel or 'auto', got {kernel!r}"
                 )
             self._candidates = tuple(make() for make in AUTO_KERNELS.values())
-            kernel = self._candidates[0]
-        super().__init__(kernel, operator, noise_u, noise_f, dims, dtype, jitter, standardize, name)
+            return self._candidates[0]
+        return kernel
+
+    def _start(self) -> None:
         self.kernel_choice: dict = {}
         self.noise_choice: dict = {}
         self.lbfgs_evaluations: list = []
@@ -716,92 +706,19 @@ class PIGP(Model):
             path = os.path.join(folder, "model.npz")
             try:
                 self.save(path)
-                return [load(path) for _ in range(count)]
+                return [io.load(path) for _ in range(count)]
             except ValueError:
                 return []
 
     # ----- saving ------------------------------------------------------------------------
-    def _state_arrays(self) -> dict:
+    def state_arrays(self) -> dict:
         """What ``save`` writes besides the parameters, data and history."""
         return {
             "lbfgs_evaluations": np.asarray(self.lbfgs_evaluations, dtype=np.float64),
             "rejected_steps": np.asarray(self.rejected_steps, dtype=np.int64),
         }
 
-    def _restore_state(self, arrays) -> None:
-        """The inverse of ``_state_arrays``."""
+    def restore_state(self, arrays) -> None:
+        """The inverse of ``state_arrays``."""
         self.lbfgs_evaluations = arrays["lbfgs_evaluations"].tolist()
         self.rejected_steps = arrays["rejected_steps"].tolist()
-
-
-def load(path, custom_objects: dict | None = None):
-    """Read a model written by ``PIGP.save`` or ``SparsePIGP.save``.
-
-    Args:
-        path: the file.
-        custom_objects: ``{qualified_name: object}`` for kernel classes and
-            ``Custom`` kernel functions that cannot be imported by their saved
-            path (defined in a script or notebook).
-
-    Returns:
-        A ``PIGP`` (or ``SparsePIGP``) with the saved kernel, operator, parameters and data; it
-        predicts exactly as the saved model did.
-
-    Raises:
-        ValueError: the file is missing, corrupt, not a pigp model, of another
-            format version, or damaged (the message names the file and the entry).
-    """
-    spec, arrays = io.read(path)
-    path = os.fspath(path)
-
-    def damaged(detail):
-        return ValueError(f"path: {path!r} is a damaged pigp model file: {detail}")
-
-    try:
-        try:
-            parameters = [
-                Parameter.from_config(c, arrays[f"parameter_{i}"])
-                for i, c in enumerate(spec["parameters"])
-            ]
-        except ValueError as error:
-            raise damaged(error) from None
-        kind = spec.get("class", "PIGP")
-        if kind == "SparsePIGP":
-            from .sparse import SparsePIGP as kind
-        elif kind == "PIGP":
-            kind = PIGP
-        else:
-            raise damaged(f"class: expected 'PIGP' or 'SparsePIGP', got {kind!r}")
-        model = kind.from_config(io.decode(spec["model"], parameters, custom_objects))
-        sets = []
-        for i, s in enumerate(spec["sets"]):
-            operator = io.decode(s["operator"], parameters, custom_objects)
-            noise = io.decode(s["noise"], parameters, custom_objects)
-            try:
-                sets.append(
-                    data_set(
-                        s["name"],
-                        arrays[f"set_{i}_X"],
-                        arrays[f"set_{i}_y"],
-                        operator,
-                        noise,
-                        model.kernel,
-                        sets[0].X.shape[1] if sets else None,
-                        model.dims,
-                        f"set_{i}_X",
-                        f"set_{i}_y",
-                        bool(s.get("noise_decided_by_fit", False)),
-                    )
-                )
-            except ValueError as error:
-                raise damaged(error) from None
-        y_scale = float(spec["y_scale"])
-        if not (math.isfinite(y_scale) and y_scale > 0):
-            raise damaged(f"y_scale: expected a positive number, got {y_scale}")
-        if sets:
-            model.data = Data(tuple(sets), y_scale)
-        model.history = arrays["history"].tolist()
-        model._restore_state(arrays)
-    except (KeyError, IndexError, TypeError) as error:
-        raise damaged(f"missing or invalid entry {error}") from None
-    return model

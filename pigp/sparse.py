@@ -202,20 +202,21 @@ class SparsePIGP(Model):
         inducing_points: array of shape (M, d), or None to place M points by
             k-means on the training inputs at the first fit.
         train_inducing: also learn the inducing points.
-        noise_u: initial noise variance of the u data (standardised units; None:
-            1e-3), learned. Exact data (0) are refused at ``fit``: the variational
-            likelihood needs a positive noise.
-        noise_f: the same for the f data.
-        dims: column names of X when the operator declares none.
-        dtype: ``"float64"`` (default) or ``"float32"``.
-        jitter: relative diagonal jitter of ``Kzz`` (default 1e-10 in float64,
-            1e-4 in float32).
-        standardize: divide the targets by the RMS of the u data, as ``PIGP``.
+        **settings: the arguments every model takes, as for ``pigp.PIGP`` (one
+            constructor, ``pigp.base.Model``): ``noise_u`` and ``noise_f`` (initial
+            noise variances, standardised units; None: 1e-3, learned; exact data,
+            0, are refused at ``fit``: the variational likelihood needs a positive
+            noise), ``dims``, ``dtype``, ``jitter`` (relative diagonal jitter of
+            ``Kzz``; default 1e-10 in float64, 1e-4 in float32), ``standardize``
+            and ``name``.
 
     After ``fit``: ``history`` (the loss per step: the negative bound, for the
     stochastic method its minibatch estimate), ``method`` (the one used) and
     ``data``.
     """
+
+    #: The default relative jitter of ``Kzz`` by dtype.
+    JITTER = {"float64": 1e-10, "float32": 1e-4}
 
     def __init__(
         self,
@@ -223,29 +224,23 @@ class SparsePIGP(Model):
         operator: Operator,
         num_inducing: int = 128,
         inducing_points=None,
-        noise_u=None,
-        noise_f=None,
-        dims=None,
-        dtype="float64",
-        jitter: float | None = None,
-        standardize: bool = True,
+        *,
         train_inducing: bool = False,
-        name: str | None = None,
+        **settings,
     ):
-        dtype_ = check.as_dtype(dtype)
-        if jitter is None:
-            jitter = 1e-10 if dtype_ == tf.float64 else 1e-4
-        super().__init__(kernel, operator, noise_u, noise_f, dims, dtype, jitter, standardize, name)
         if inducing_points is not None:
             inducing_points = check.as_inputs("inducing_points", inducing_points)
             num_inducing = len(inducing_points)
         if not (isinstance(num_inducing, (int, np.integer)) and num_inducing >= 1):
             raise ValueError(f"num_inducing: expected a positive integer, got {num_inducing!r}")
+        super().__init__(kernel, operator, **settings)
         self.num_inducing = int(num_inducing)
         self.train_inducing = bool(train_inducing)
+        self._initial_inducing = inducing_points
+
+    def _start(self) -> None:
         self.strategy = tf.distribute.get_strategy()
         self.method = None
-        self._initial_inducing = inducing_points
         self.inducing = None  # tf.Variable (M, d), made at the first fit
         self.q_mu = None  # tf.Variable (M,)
         self.q_sqrt = None  # tf.Variable (M, M), its lower triangle used
@@ -781,7 +776,7 @@ class SparsePIGP(Model):
         config.update(num_inducing=self.num_inducing, train_inducing=self.train_inducing)
         return config
 
-    def _state_arrays(self) -> dict:
+    def state_arrays(self) -> dict:
         if self.inducing is None:
             return {}
         return {
@@ -791,7 +786,7 @@ class SparsePIGP(Model):
             "method": np.asarray(self.method or ""),
         }
 
-    def _restore_state(self, arrays) -> None:
+    def restore_state(self, arrays) -> None:
         if "inducing_points" not in arrays:
             return
         Z = np.asarray(arrays["inducing_points"], dtype=np.float64)
