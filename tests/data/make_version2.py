@@ -1,7 +1,7 @@
 """Write the version-2 model files of tests/test_io.py with the pigp of commit f432f77:
 
-    git worktree add /tmp/old f432f77
-    PYTHONPATH=/tmp/old python tests/data/make_version2.py tests/data
+git worktree add /tmp/old f432f77
+PYTHONPATH=/tmp/old python tests/data/make_version2.py tests/data
 """
 
 import sys
