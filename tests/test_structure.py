@@ -1,0 +1,173 @@
+"""One structure keys every compiled program: models share programs exactly when their
+structures (kernel class and settings, operator terms and their kinds, parameter places,
+shapes and constraints, jitter, dtype) are equal, and a shared program computes each
+model's own numbers."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import pigp
+from pigp import structure
+from pigp.kernels import Custom, Matern52, SpectralMixture, SquaredExponential
+from pigp.operators import D, heat
+
+X_TEST = np.random.default_rng(9).uniform(size=(5, 2))
+
+
+def _rbf(x1, x2, scale):
+    return tf.exp(-tf.reduce_sum(tf.square(x1 - x2), axis=-1) / scale)
+
+
+def _laplace(x1, x2, scale):
+    return tf.exp(-tf.reduce_sum(tf.square(x1 - x2), axis=-1) / (2.0 * scale))
+
+
+def _custom(function, stationary=False):
+    return Custom(function, {"scale": pigp.Parameter(0.3)}, stationary=stationary)
+
+
+def _model(kernel=None, operator=None, noise_f=1e-3, jitter=None, dtype="float64", extra=None):
+    return pigp.PIGP(
+        kernel if kernel is not None else SquaredExponential(1.0, [0.4, 0.6]),
+        operator if operator is not None else heat(1.0),
+        noise_u=1e-3,
+        noise_f=noise_f,
+        jitter=jitter,
+        dtype=dtype,
+    ), extra
+
+
+def _shared_noise():
+    noise = pigp.Parameter(1e-3, name="noise")
+    return pigp.PIGP(
+        SquaredExponential(1.0, [0.4, 0.6]), heat(1.0), noise_u=noise, noise_f=noise
+    ), None
+
+
+def _edge(operator):
+    return pigp.Observations([[0.0, 0.5], [1.0, 0.5]], [0.1, -0.2], operator, 1e-3, name="edge")
+
+
+def _shared_coefficient():
+    alpha = pigp.Parameter(1.0, name="diffusivity")
+    return _model(operator=heat(alpha), extra=_edge(heat(alpha)))
+
+
+def _own_coefficients():
+    alpha = pigp.Parameter(1.0, name="diffusivity")
+    return _model(operator=heat(alpha), extra=_edge(heat(pigp.Parameter(1.0, name="beta"))))
+
+
+#: Each differs from "base" (and from the others) in one component of the structure.
+VARIANTS = {
+    "base": lambda: _model(),
+    "kernel class": lambda: _model(kernel=Matern52(1.0, [0.4, 0.6])),
+    "spectral mixture of 1": lambda: _model(kernel=SpectralMixture(1)),
+    "spectral mixture of 2": lambda: _model(kernel=SpectralMixture(2)),
+    "custom function": lambda: _model(kernel=_custom(_rbf)),
+    "custom other function": lambda: _model(kernel=_custom(_laplace)),
+    "custom stationary": lambda: _model(kernel=_custom(_rbf, stationary=True)),
+    "operator constant": lambda: _model(operator=heat(0.5)),
+    "operator multi-index": lambda: _model(operator=D(1) - D(0)),
+    "coefficient a parameter": lambda: _model(operator=heat(pigp.Parameter(1.0))),
+    "coefficient positive": lambda: _model(operator=heat(pigp.Parameter(1.0, positive=True))),
+    "coefficient with a lower bound": lambda: _model(operator=heat(pigp.Parameter(1.0, lower=0.1))),
+    "noise shared by u and f": _shared_noise,
+    "exact f data": lambda: _model(noise_f=0),
+    "a third data set": lambda: _model(extra=_edge(pigp.Identity)),
+    "third set sharing the coefficient": _shared_coefficient,
+    "third set with its own coefficient": _own_coefficients,
+    "jitter": lambda: _model(jitter=1e-9),
+    "dtype": lambda: _model(dtype="float32"),
+}
+
+
+def _fitted(make, seed=0, sizes=(6, 7)):
+    """A model of ``make``'s structure on data of ``seed`` and ``sizes``, after every
+    kind of program has run: the loss and gradient, the posterior, predict, Laplace."""
+    model, extra = make()
+    rng = np.random.default_rng(seed)
+    X_u, X_f = rng.uniform(size=(sizes[0], 2)), rng.uniform(size=(sizes[1], 2))
+    model.fit(
+        X_u,
+        np.sin(3 * X_u[:, 0]) + X_u[:, 1],
+        X_f,
+        np.cos(2 * X_f[:, 1]),
+        observations=[] if extra is None else [extra],
+        steps=0,
+    )
+    Xs, y = model.data.tensors(model.dtype)
+    model.objective().loss_and_gradient(Xs, y)
+    model.predict(X_TEST)
+    return model
+
+
+def _programs(model) -> set:
+    """The compiled programs in the process's table under the model's structure."""
+    key = model.objective().structure.key
+    return {
+        id(p)
+        for k, p in structure._programs.items()
+        if k[0] == key or (isinstance(k[0], tuple) and k[0] and k[0][0] == key)
+    }
+
+
+@pytest.mark.slow
+def test_models_share_programs_exactly_when_their_structures_are_equal(monkeypatch):
+    monkeypatch.setattr(structure, "PROGRAMS_KEPT", 10_000)
+    models = {name: _fitted(make) for name, make in VARIANTS.items()}
+    keys = {name: m.objective().structure for name, m in models.items()}
+    programs = {name: _programs(m) for name, m in models.items()}
+    names = list(models)
+    for i, a in enumerate(names):
+        assert len(programs[a]) >= 4, a  # gram, vjp, step, Gram in graph, cross
+        for b in names[i + 1 :]:
+            assert keys[a] != keys[b], (a, b)
+            assert not programs[a] & programs[b], (a, b)
+    # The same structure on other data (sizes, values, fresh parameters): shared.
+    for name in ("base", "coefficient a parameter", "third set sharing the coefficient"):
+        again = _fitted(VARIANTS[name], seed=1, sizes=(9, 4))
+        assert again.objective().structure == keys[name]
+        assert _programs(again) == programs[name], name
+
+
+def _reference_prediction(model, X):
+    """The posterior mean from uncompiled blocks (numpy solve), for a shared program's
+    numbers to be checked against."""
+    from pigp.covariance import block
+
+    Xs, y = model.data.tensors(model.dtype)
+    K = model.objective().covariance(Xs).numpy()
+    terms = model._output_terms("u", 2)
+    Xt = tf.constant(X, model.dtype)
+    cross = np.concatenate(
+        [block(model.kernel, Xt, Xi, terms, s.terms).numpy() for Xi, s in zip(Xs, model.data.sets)],
+        axis=1,
+    )
+    return cross @ np.linalg.solve(K, y.numpy()) * model.y_scale
+
+
+def test_a_shared_program_computes_each_models_own_numbers():
+    """Two models of one structure (other kernel values, coefficient values, data):
+    the second runs the first one's programs and gets its own loss, gradient and
+    prediction (against an uncompiled reference)."""
+    first = _fitted(lambda: _model(operator=heat(pigp.Parameter(1.0))), seed=2)
+    second, _ = _model(
+        kernel=SquaredExponential(2.0, [0.7, 0.2]), operator=heat(pigp.Parameter(0.3))
+    )
+    rng = np.random.default_rng(3)
+    X_u, X_f = rng.uniform(size=(8, 2)), rng.uniform(size=(5, 2))
+    second.fit(X_u, np.exp(X_u[:, 0]), X_f, X_f[:, 1], steps=0)
+    assert second.objective().structure == first.objective().structure
+    Xs, y = second.data.tensors(second.dtype)
+    loss, grads = second.objective().loss_and_gradient(Xs, y)
+    with tf.GradientTape() as tape:
+        reference = second.objective().nll(Xs, y)
+    expected = tape.gradient(reference, second.objective().variables)
+    assert float(loss) == pytest.approx(float(reference), rel=1e-10)
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-8, atol=1e-10)
+    mean, _ = second.predict(X_TEST)
+    np.testing.assert_allclose(mean, _reference_prediction(second, X_TEST), rtol=1e-8)
+    assert _programs(second) == _programs(first)
