@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from . import structure
 from ._tensorflow import probability, tf
 
 tfp = probability()
@@ -397,9 +398,12 @@ class _Worker:
     """One copy of the likelihood and the compiled NUTS programs over it.
 
     The sampler moves w (log space for positive parameters): theta = map(w); the
-    objective's variables are v = bijector^-1(theta). The metric (w = centre + L z)
-    enters the programs as constants, fixed when a program is traced: each phase
-    has its own program.
+    objective's variables are v = bijector^-1(theta). The programs are pure
+    functions of their arguments (the starting points and seed, the metric ``w =
+    centre + L z``, the data, the objective's variables, and the centres and
+    scales of the default priors) and of the likelihood's structure, the phase's
+    settings and the parameters' own priors: ``pigp.structure.program`` shares
+    them among workers, calls and models of one structure.
     """
 
     def __init__(self, objective, parameters, Xs, y, priors, max_tree_depth, target_accept):
@@ -416,7 +420,27 @@ class _Worker:
         self.w0 = self.join(
             [tf.constant(p.sampling_start(), tf.float64) for _, p in self.parameters]
         )
-        self._programs = {}
+        # A default prior is a normal in w: its centre and scale are arguments of the
+        # programs; a parameter's own prior enters their key (by identity).
+        self.defaults = [d.name == DEFAULT_PRIOR for d in self.distributions]
+        normals = [getattr(d, "distribution", d) for d in self.distributions]
+        self.locs = tuple(
+            tf.cast(n.loc, tf.float64) if default else tf.zeros(p.shape, tf.float64)
+            for n, default, (_, p) in zip(normals, self.defaults, self.parameters)
+        )
+        self.scales = tuple(
+            tf.cast(n.scale, tf.float64) if default else tf.ones(p.shape, tf.float64)
+            for n, default, (_, p) in zip(normals, self.defaults, self.parameters)
+        )
+        self.key = (
+            objective.key,
+            tuple(
+                (p.shape, bool(p.positive), p.lower, None if default else d)
+                for (_, p), d, default in zip(self.parameters, self.distributions, self.defaults)
+            ),
+            max_tree_depth,
+            target_accept,
+        )
 
     # ----- coordinates ---------------------------------------------------------------------
     def split(self, v):  # (..., dim) -> one (..., *shape) part per variable
@@ -459,19 +483,26 @@ class _Worker:
             outer.watch(w)
             with tf.GradientTape() as inner:
                 inner.watch(w)
-                value = self.log_prior(w[None])[0]
+                value = self.log_prior(w[None], self.locs, self.scales)[0]
             gradient = inner.gradient(value, w)
         H = -outer.jacobian(gradient, w).numpy()
         return 0.5 * (H + H.T)
 
-    def log_prior(self, w):  # (chains, dim) -> (chains,): prior of theta(w), Jacobian
+    def log_prior(self, w, locs, scales):  # (chains, dim) -> (chains,): prior, Jacobian
         terms = []
-        for (_, parameter), distribution, m, part in zip(
-            self.parameters, self.distributions, self.maps, self.split(w)
-        ):
+        parts = zip(
+            self.parameters,
+            self.distributions,
+            self.defaults,
+            self.maps,
+            self.split(w),
+            locs,
+            scales,
+        )
+        for (_, parameter), distribution, default, m, part, loc, scale in parts:
             axes = list(range(-len(parameter.shape), 0))
-            if distribution.name == DEFAULT_PRIOR:  # a normal in w (the Jacobian included)
-                base = getattr(distribution, "distribution", distribution)
+            if default:  # a normal in w (the Jacobian included)
+                base = tfp.distributions.Normal(loc, scale)
                 terms.append(tf.reduce_sum(base.log_prob(part), axis=axes))
             else:
                 terms.append(
@@ -481,22 +512,24 @@ class _Worker:
         return tf.add_n(terms)
 
     # ----- the target and the programs -----------------------------------------------------
-    def _target(self, L, centre):
-        variables = self.objective.variables
+    def _target(self, L, centre, Xs, y, unconstrained, locs, scales):
+        """The log posterior in whitened ``z`` (chains, dim), with its gradient: built
+        inside a program, from the program's arguments."""
+        variables = self.objective.trained_of(unconstrained)
 
         @tf.function(jit_compile=True, autograph=False)
-        def prepare(z):
+        def prepare(z, L, centre, locs, scales):
             """Whitened ``z`` (chains, dim) -> each variable's values (chains, *shape),
             the log prior with its Jacobian (chains,), its gradient in z and dv/dw."""
             with tf.GradientTape(persistent=True) as tape:
                 tape.watch(z)
                 w = centre + tf.linalg.matvec(L, z)
                 v = self.to_variables(w)
-                prior = self.log_prior(w)
+                prior = self.log_prior(w, locs, scales)
             return self.split(v), prior, tape.gradient(prior, z), tape.gradient(v, w)
 
         @tf.function(jit_compile=True, autograph=False)
-        def combine(losses, gradients, prior, prior_gradient, slopes):
+        def combine(losses, gradients, prior, prior_gradient, slopes, L):
             value = prior - losses
             gradient = prior_gradient - tf.linalg.matvec(L, slopes * gradients, transpose_a=True)
             # A point where K is not positive definite has no density there.
@@ -506,18 +539,16 @@ class _Worker:
 
         @tf.custom_gradient
         def target(z):  # (chains, dim) whitened -> (chains,), one chain after another
-            parts, prior, prior_gradient, slopes = prepare(z)
+            parts, prior, prior_gradient, slopes = prepare(z, L, centre, locs, scales)
             losses, gradients = [], []
             for c in range(z.shape[0]):
                 for variable, part in zip(variables, parts):
                     variable.assign(part[c])
-                loss, g = self.objective.tf_loss_and_gradient(
-                    self.Xs, self.y, self.objective.unconstrained
-                )
+                loss, g = self.objective.tf_loss_and_gradient(Xs, y, unconstrained)
                 losses.append(loss)
                 gradients.append(tf.concat([tf.reshape(x, [-1]) for x in g], 0))
             value, gradient = combine(
-                tf.stack(losses), tf.stack(gradients), prior, prior_gradient, slopes
+                tf.stack(losses), tf.stack(gradients), prior, prior_gradient, slopes, L
             )
 
             def backward(upstream, variables=None):
@@ -537,32 +568,42 @@ class _Worker:
             target_accept_prob=tf.constant(self.target_accept, tf.float64),
         )
 
+    def _arguments(self, initial, seed, metric) -> tuple:
+        return (
+            tf.constant(initial, tf.float64),
+            tf.constant(seed, tf.int32),
+            tf.cast(metric[0], tf.float64),
+            tf.cast(metric[1], tf.float64),
+            self.Xs,
+            self.y,
+            self.objective.unconstrained,
+            self.locs,
+            self.scales,
+        )
+
     def explore(self, initial, seed, steps: int, metric) -> np.ndarray:
         """``steps`` draws (steps, chains, dim) with the step size adapting all along."""
-        key = ("explore", steps, id(metric[0]), len(initial))
-        if key not in self._programs:
-            target = self._target(*metric)
-            kernel = self._sampler(target, steps, min(self.max_tree_depth, 5))
 
+        def build():
             @tf.function(autograph=False)
-            def program(initial, seed):
+            def explore(initial, seed, L, centre, Xs, y, unconstrained, locs, scales):
+                target = self._target(L, centre, Xs, y, unconstrained, locs, scales)
+                kernel = self._sampler(target, steps, min(self.max_tree_depth, 5))
                 return tfp.mcmc.sample_chain(
                     steps, initial, kernel=kernel, trace_fn=None, seed=seed
                 )
 
-            self._programs[key] = program
-        z = self._programs[key](tf.constant(initial, tf.float64), tf.constant(seed, tf.int32))
-        return z.numpy()
+            return explore
+
+        program = structure.program((self.key, "explore", steps, len(initial)), build)
+        return program(*self._arguments(initial, seed, metric)).numpy()
 
     def run(self, initial, seed, num_results: int, num_burnin: int, metric) -> tuple:
         """Burn-in (step size adapting during 80% of it), then the draws; returns z,
         the log acceptance ratios, divergences, leapfrog steps (each (results,
         chains, ...)) and the final step size."""
-        key = ("run", num_results, num_burnin, id(metric[0]), len(initial))
-        if key not in self._programs:
-            target = self._target(*metric)
-            kernel = self._sampler(target, int(0.8 * num_burnin), self.max_tree_depth)
 
+        def build():
             def trace(_, results):
                 inner = results.inner_results
                 return (
@@ -573,7 +614,9 @@ class _Worker:
                 )
 
             @tf.function(autograph=False)
-            def program(initial, seed):
+            def run(initial, seed, L, centre, Xs, y, unconstrained, locs, scales):
+                target = self._target(L, centre, Xs, y, unconstrained, locs, scales)
+                kernel = self._sampler(target, int(0.8 * num_burnin), self.max_tree_depth)
                 return tfp.mcmc.sample_chain(
                     num_results,
                     initial,
@@ -583,9 +626,12 @@ class _Worker:
                     seed=seed,
                 )
 
-            self._programs[key] = program
-        z, (log_accept, divergent, leapfrogs, step_size) = self._programs[key](
-            tf.constant(initial, tf.float64), tf.constant(seed, tf.int32)
+            return run
+
+        key = (self.key, "run", num_results, num_burnin, len(initial))
+        program = structure.program(key, build)
+        z, (log_accept, divergent, leapfrogs, step_size) = program(
+            *self._arguments(initial, seed, metric)
         )
         return (
             z.numpy(),

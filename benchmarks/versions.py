@@ -1,0 +1,189 @@
+"""Two versions of pigp, measured alternately in one run: training speed before and after a change.
+
+Each round measures every version once, in turn, each in a fresh process with that
+version's source tree first on the path, so that both see the same machine load
+within a round. Per process:
+
+  seed_steps_per_s   Adam steps per second on the seed's 50-point problem (the compiled
+                     loop, after a first fit compiled it; 2000 steps)
+  step_s             one training step at N = 1000 (loss, gradient, Adam update; LAPACK's
+                     back end on a CPU), best of 5
+  lapack_floor_s     SciPy cho_factor + LAPACK potri of the same K, best of 5
+  step_over_lapack   their ratio
+
+    python benchmarks/versions.py --against 90d24ee --out results/versions.json
+
+``--against`` checks the commit out into a temporary git worktree. The table gives
+each version's median over the rounds and, per round, the ratio of the versions'
+figures (this version over the other), with the median and range of those ratios:
+the machine's load varies between rounds, less within one.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from _output import write_json
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def _best(function, repeats=5) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def measure() -> dict:
+    """The figures of the pigp first on the path (public API and the objective's
+    ``loss_and_gradient``/``training.adam_steps``, which both versions have)."""
+    import numpy as np
+    import scipy.linalg
+
+    import pigp
+    import pigp.training
+
+    g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
+    X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
+    )
+    data = (X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 0]))
+    model.fit(*data, steps=250, optimizer="adam")
+    start = time.perf_counter()
+    model.fit(*data, steps=2000, optimizer="adam")
+    seed_rate = 2000 / (time.perf_counter() - start)
+
+    rng = np.random.default_rng(0)
+    X_u, X_f = rng.uniform(size=(500, 2)), rng.uniform(size=(500, 2))
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]),
+        pigp.operators.heat(1.0),
+        noise_u=1e-2,
+        noise_f=1e-2,
+    )
+    model.fit(X_u, np.sin(3 * X_u[:, 0]), X_f, np.cos(2 * X_f[:, 1]), steps=0, optimizer="adam")
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    adam = pigp.training.Adam(1e-9)
+    state = adam.init(objective.variables)
+
+    def step():
+        list(pigp.training.adam_steps(objective, Xs, y, 1, adam, state))
+
+    step()
+    K = objective.gram(Xs)
+    potri = scipy.linalg.lapack.get_lapack_funcs("potri", (K,))
+
+    def lapack_floor():
+        c, _ = scipy.linalg.cho_factor(K, lower=True, check_finite=False)
+        potri(c, lower=1)
+
+    step_s, floor_s = _best(step), _best(lapack_floor)
+    return {
+        "seed_steps_per_s": seed_rate,
+        "step_s": step_s,
+        "lapack_floor_s": floor_s,
+        "step_over_lapack": step_s / floor_s,
+        "pigp": os.path.dirname(pigp.__file__),
+    }
+
+
+def _run(tree: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=tree, TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--measure"],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _worktree(commit: str, folder: str) -> str:
+    path = os.path.join(folder, commit)
+    subprocess.run(
+        ["git", "-C", ROOT, "worktree", "add", "--detach", path, commit],
+        check=True,
+        capture_output=True,
+    )
+    return path
+
+
+KEYS = ("seed_steps_per_s", "step_s", "lapack_floor_s", "step_over_lapack")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", help="the other version: a git commit", default=None)
+    parser.add_argument("--tree", help="the other version: a source tree", default=None)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "versions.json"))
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure()))
+        return
+    if (args.against is None) == (args.tree is None):
+        parser.error("give --against COMMIT or --tree PATH")
+    head = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as folder:
+        other = args.tree or _worktree(args.against, folder)
+        versions = {f"this ({head})": ROOT, f"other ({args.against or args.tree})": other}
+        rounds = []
+        try:
+            for r in range(args.rounds):
+                order = list(versions.items())
+                if r % 2:  # alternate which version goes first
+                    order.reverse()
+                row = {name: _run(tree) for name, tree in order}
+                rounds.append(row)
+                print(
+                    f"round {r + 1}: "
+                    + "; ".join(
+                        f"{name}: {row[name]['seed_steps_per_s']:.0f} steps/s, "
+                        f"step/LAPACK {row[name]['step_over_lapack']:.2f}"
+                        for name in versions
+                    ),
+                    flush=True,
+                )
+        finally:
+            if args.against:
+                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", other])
+    this, that = list(versions)
+    summary = {}
+    print(f"\n{'':22}{this:>22}{that:>22}   per-round ratio: median [min, max]")
+    for key in KEYS:
+        a = [row[this][key] for row in rounds]
+        b = [row[that][key] for row in rounds]
+        ratios = [x / y for x, y in zip(a, b)]
+        summary[key] = {
+            this: statistics.median(a),
+            that: statistics.median(b),
+            "ratio_median": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+        }
+        print(
+            f"{key:22}{statistics.median(a):22.4g}{statistics.median(b):22.4g}   "
+            f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]"
+        )
+    write_json(args.out, {"versions": versions, "rounds": rounds, "summary": summary})
+
+
+if __name__ == "__main__":
+    main()
