@@ -26,9 +26,9 @@ import scipy.linalg
 from ._tensorflow import tf
 from .covariance import joint, joint_blocks, large, whole_gradient
 from .parameters import substituted
-from .structure import Structure, covariance_parameters, data_parameters, program
+from .structure import Structure, program
 
-__all__ = ["Objective", "gaussian_nll", "data_parameters", "covariance_parameters"]
+__all__ = ["Objective", "gaussian_nll"]
 
 
 def gaussian_nll(y_dot_alpha, log_diag_chol, n):

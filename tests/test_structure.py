@@ -171,3 +171,38 @@ def test_a_shared_program_computes_each_models_own_numbers():
     mean, _ = second.predict(X_TEST)
     np.testing.assert_allclose(mean, _reference_prediction(second, X_TEST), rtol=1e-8)
     assert _programs(second) == _programs(first)
+
+
+@pytest.mark.slow
+def test_new_models_of_a_compiled_structure_trace_nothing(caplog, monkeypatch):
+    """A loop of new models of one structure (fit, Laplace, predict, NUTS) compiles its
+    programs once: later models trace nothing and TensorFlow warns of no retracing."""
+    monkeypatch.setattr(structure, "PROGRAMS_KEPT", 10_000)
+
+    def new_model(seed):
+        rng = np.random.default_rng(seed)
+        X_u, X_f = rng.uniform(size=(8, 2)), rng.uniform(size=(10, 2))
+        u = np.exp(-X_u[:, 1]) * np.sin(np.pi * X_u[:, 0])
+        f = (np.pi**2 - 1) * np.exp(-X_f[:, 1]) * np.sin(np.pi * X_f[:, 0])
+        operator = heat(pigp.Parameter(1.5, name="diffusivity"))
+        model = pigp.PIGP(SquaredExponential(), operator, noise_u=1e-3)
+        model.fit(X_u, u + 0.01 * rng.standard_normal(8), X_f, f, steps=300)
+        model.parameter_uncertainty()
+        model.predict(X_TEST)
+        with pytest.warns(RuntimeWarning):
+            model.sample(num_results=4, num_burnin=0, num_chains=2, seed=seed)
+
+    def traces():
+        return {
+            key: program.experimental_get_tracing_count()
+            for key, program in structure._programs.items()
+            if hasattr(program, "experimental_get_tracing_count")
+        }
+
+    new_model(0)
+    first = traces()
+    caplog.clear()
+    for seed in range(1, 6):
+        new_model(seed)
+    assert traces() == first
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]
