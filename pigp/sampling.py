@@ -479,13 +479,14 @@ class _Worker:
     def prior_hessian(self, w) -> np.ndarray:
         """``-d^2 log prior / dw^2`` (with the Jacobian) at one point ``w`` (dim,)."""
         w = tf.constant(w, tf.float64)
-        with tf.GradientTape() as outer:
+        with tf.GradientTape(persistent=True) as outer:
             outer.watch(w)
             with tf.GradientTape() as inner:
                 inner.watch(w)
                 value = self.log_prior(w[None], self.locs, self.scales)[0]
             gradient = inner.gradient(value, w)
-        H = -outer.jacobian(gradient, w).numpy()
+        # A loop, not pfor: eagerly, pfor builds a new function at every call.
+        H = -outer.jacobian(gradient, w, experimental_use_pfor=False).numpy()
         return 0.5 * (H + H.T)
 
     def log_prior(self, w, locs, scales):  # (chains, dim) -> (chains,): prior, Jacobian
