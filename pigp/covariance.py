@@ -52,25 +52,40 @@ def term_weights(terms) -> list:
     their gradients, predictions) reads.
 
     A coefficient that is a number is a Python float (the assemblies fold products
-    of numbers before tracing); one built from parameters stays a ``Coefficient``,
-    evaluated where it is used (``_tensor``): a scalar, the same at every point of
-    a set.
+    of numbers before tracing); any other stays a ``Coefficient``, evaluated where
+    it is used (``_weight``): a scalar where it is built from parameters, a vector
+    over the points where it varies with the inputs (``Coefficient.functions``).
     """
-    return [c.constant if not c.parameters else c for c, _ in terms]
+    return [c.constant if not (c.parameters or c.varies) else c for c, _ in terms]
 
 
-def _tensor(weight, dtype) -> tf.Tensor:
-    """A weight of ``term_weights`` as a tensor of ``dtype``."""
-    return tf.constant(weight, dtype) if isinstance(weight, float) else weight.value(dtype)
+def _varies(weight) -> bool:
+    return not isinstance(weight, float) and weight.varies
 
 
-def _weights(kernel, left: list, right: list, dtype) -> dict:
+def _weight(weight, dtype, X=None, shape=None) -> tf.Tensor:
+    """A weight of ``term_weights`` as a tensor of ``dtype``: one that varies is
+    evaluated at the points ``X`` (n, d) and reshaped to ``shape`` (to broadcast
+    against pairs of points)."""
+    if isinstance(weight, float):
+        return tf.constant(weight, dtype)
+    if not weight.varies:
+        return weight.value(dtype)
+    value = weight.value(dtype, X)
+    return value if shape is None else tf.reshape(value, shape)
+
+
+def _weights(kernel, left: list, right: list, dtype, at=None) -> dict:
     """``{multi-index: [weight products]}`` of ``L k M'``: ``_term_pairs`` with the
-    weights of ``term_weights``."""
+    weights of ``term_weights`` (``at``: see ``operator_pair``)."""
     w_left, w_right = term_weights(left), term_weights(right)
+    X1, X2, outer = at if at is not None else (None, None, False)
+    shapes = ([-1, 1], [1, -1]) if outer else (None, None)
     return {
         key: [
-            sign * (_tensor(w_left[a], dtype) * _tensor(w_right[b], dtype)) for sign, a, b in pairs
+            sign
+            * (_weight(w_left[a], dtype, X1, shapes[0]) * _weight(w_right[b], dtype, X2, shapes[1]))
+            for sign, a, b in pairs
         ]
         for key, pairs in _term_pairs(kernel, left, right).items()
     }
@@ -96,7 +111,9 @@ def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
     return partials(function, columns, indices)
 
 
-def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list) -> tf.Tensor:
+def operator_pair(
+    kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list, at=None
+) -> tf.Tensor:
     """``L k M'`` on pair tensors ``x1``, ``x2`` of shape ``(..., d)`` (broadcastable).
 
     Args:
@@ -104,15 +121,25 @@ def operator_pair(kernel, x1: tf.Tensor, x2: tf.Tensor, left: list, right: list)
         left: resolved operator terms ``[(Coefficient, multi_index)]`` acting on the
             first argument.
         right: the same for the second argument.
+        at: where coefficients that vary with the inputs are evaluated: ``(X1, X2,
+            outer)``, the points of the first and second argument (shapes (n, d) and
+            (m, d)) and whether the pairs are all n x m of them (``block``) or the
+            n matched ones (``block_diag``). Needed only for such coefficients.
 
     Returns:
         A tensor of the broadcast shape ``(...)``.
     """
-    weights = _weights(kernel, left, right, x1.dtype)
+    weights = _weights(kernel, left, right, x1.dtype, at)
     values = _partials(kernel, x1, x2, weights.keys())
     total = None
     for key, coefficients in weights.items():
-        term = tf.add_n(coefficients) * values[key]
+        if len({tuple(c.shape) for c in coefficients}) == 1:
+            weight = tf.add_n(coefficients)
+        else:  # weights that vary (n x 1, 1 x m) beside scalars: broadcast
+            weight = coefficients[0]
+            for c in coefficients[1:]:
+                weight = weight + c
+        term = weight * values[key]
         total = term if total is None else total + term
     return total
 
@@ -169,12 +196,12 @@ def _leibniz(f: list, g: list) -> list:
 
 def block(kernel, X1: tf.Tensor, X2: tf.Tensor, left: list, right: list) -> tf.Tensor:
     """The prior covariance block ``cov(L u(X1), M u(X2))`` of shape ``(n, m)``."""
-    return operator_pair(kernel, X1[:, None, :], X2[None, :, :], left, right)
+    return operator_pair(kernel, X1[:, None, :], X2[None, :, :], left, right, (X1, X2, True))
 
 
 def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
     """The diagonal ``cov(L u(x_i), M u(x_i))`` of shape ``(n,)``."""
-    return operator_pair(kernel, X, X, left, right)
+    return operator_pair(kernel, X, X, left, right, (X, X, False))
 
 
 #: From this many values on, ``joint`` assembles ``K`` block by block (below, it
@@ -288,8 +315,17 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
                 if isinstance(left, float) and isinstance(right, float):
                     constant[i, j] += sign * left * right
                     continue
-                mask = tf.constant((membership[:, None] == i) & (membership[None, :] == j), dtype)
-                part = sign * _tensor(left, dtype) * _tensor(right, dtype) * mask
+                if _varies(left) or _varies(right):
+                    # Vectors over all N points, zero outside set i (j): their outer
+                    # product weighs block (i, j) point by point.
+                    part = sign * (
+                        _spread(left, i, Xs, dtype)[:, None] * _spread(right, j, Xs, dtype)[None, :]
+                    )
+                else:
+                    mask = tf.constant(
+                        (membership[:, None] == i) & (membership[None, :] == j), dtype
+                    )
+                    part = sign * _weight(left, dtype) * _weight(right, dtype) * mask
                 varying = part if varying is None else varying + part
         term = tf.constant(constant[membership][:, membership], dtype) * values[key]
         if varying is not None:
@@ -301,6 +337,14 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
         extra.append(tf.fill([n], _diagonal_extra(diag[start : start + n], s.noise, jitter, dtype)))
         start += n
     return tf.linalg.set_diag(K, diag + tf.concat(extra, axis=0))
+
+
+def _spread(weight, i: int, Xs, dtype) -> tf.Tensor:
+    """A weight of data set ``i`` as a vector over all the sets' points (zero outside
+    set ``i``)."""
+    sizes = [int(X.shape[0]) for X in Xs]
+    value = tf.broadcast_to(_weight(weight, dtype, Xs[i]), [sizes[i]])
+    return tf.pad(value, [[sum(sizes[:i]), sum(sizes[i + 1 :])]])
 
 
 def _term_pairs(kernel, left: list, right: list) -> dict:

@@ -1,13 +1,16 @@
-"""Linear differential operators with constant coefficients.
+"""Linear differential operators.
 
 An operator is a sum of terms ``coefficient * d^|a| / dx^a``, with ``a`` a
 multi-index over the input columns. Columns are named (``"x"``, ``"t"``) or
 indexed (``0``, ``1``); names are matched to columns through ``dims``, declared
-once on the operator or on the model. Coefficients are numbers or learnable
-``pigp.Parameter`` objects.
+once on the operator or on the model. Coefficients are numbers, learnable
+``pigp.Parameter`` objects, known functions of the inputs (a coefficient that
+varies from point to point), and products of them.
 
     from pigp.operators import D
     L = (D("t") - 0.5 * D("x", 2)).with_dims("x", "t")   # heat, alpha = 0.5
+    a = lambda X: 1.0 + tf.square(X[:, 0])                # a(x) = 1 + x^2
+    darcy = -(a * D(0, 2)) - (lambda X: 2.0 * X[:, 0]) * D(0)   # -(a u')'
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ class Operator:
     """A linear differential operator ``sum_i c_i d^{a_i}``.
 
     Build operators with ``D``, ``Identity`` and arithmetic: ``+``, ``-``,
-    scalar ``*`` (a number or a Parameter), and composition ``L1 @ L2`` (or
-    ``L1 * L2``).
+    ``*`` by a coefficient (a number, a Parameter, or a function of the inputs
+    mapping points of shape (n, d) to values (n,), written with TensorFlow ops),
+    and composition ``L1 @ L2`` (or ``L1 * L2``).
 
     Args:
         terms: pairs ``(coefficient, orders)``, ``orders`` a dict from a column
@@ -85,9 +89,17 @@ class Operator:
     __rmul__ = __mul__
 
     def __matmul__(self, other: Operator) -> Operator:
-        """Composition ``(L1 @ L2) u = L1 (L2 u)``; exact for constant coefficients."""
+        """Composition ``(L1 @ L2) u = L1 (L2 u)``; exact where ``L2``'s coefficients are
+        constant (a coefficient that varies would be differentiated too: refused)."""
         if not isinstance(other, Operator):
             return NotImplemented
+        if self.order > 0 and any(c.varies for c, _ in other.terms):
+            raise ValueError(
+                "operator @ operator: the right operator has a coefficient that varies "
+                "with the inputs, which the left one's derivatives would differentiate; "
+                "write the product rule out, e.g. a * D('x', 2) + a_x * D('x') for "
+                "D('x') @ (a * D('x'))"
+            )
         terms = []
         for c1, o1 in self.terms:
             for c2, o2 in other.terms:
@@ -181,14 +193,17 @@ def heat(diffusivity=1.0, dims=("x", "t")) -> Operator:
     """The heat operator ``L u = u_t - diffusivity * u_xx`` on columns ``(x, t)``.
 
     Args:
-        diffusivity: a positive number (fixed) or a ``Parameter`` (learned).
+        diffusivity: a positive number (fixed), a ``Parameter`` (learned), or a
+            function of the points (shape (n, 2) to (n,)) for a diffusivity that
+            varies with x and t (the operator is then ``u_t - a(x, t) u_xx``, not
+            ``u_t - (a u_x)_x``).
         dims: the column names; the defaults mean ``X[:, 0] = x``, ``X[:, 1] = t``.
     """
     if isinstance(diffusivity, Parameter) and diffusivity.label is None:
         diffusivity.label = "diffusivity"
-    elif not isinstance(diffusivity, (Parameter, Coefficient)):
+    elif not isinstance(diffusivity, (Parameter, Coefficient)) and not callable(diffusivity):
         diffusivity = float(diffusivity)
-    return (D("t") - diffusivity * D("x", 2)).with_dims(*dims)
+    return (D("t") - Coefficient.of(diffusivity) * D("x", 2)).with_dims(*dims)
 
 
 def laplacian(*dims) -> Operator:
@@ -260,5 +275,5 @@ def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.nd
     )
     total = tf.zeros(tf.shape(X)[:1], dtype)
     for coefficient, index in terms:
-        total += coefficient.value(dtype) * values[index]
+        total += coefficient.value(dtype, X) * values[index]
     return total.numpy()

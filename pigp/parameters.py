@@ -440,14 +440,31 @@ def rebuild_distribution(description: dict | None):
 
 
 class Coefficient:
-    """A product ``constant * p1**k1 * p2**k2 ...`` of a number and parameters.
+    """A product ``constant * p1**k1 * p2**k2 ... * a1(x) * a2(x) ...`` of a number,
+    parameters and known functions of the inputs.
 
-    The coefficients of differential operators: ``2.0``, ``alpha``, ``-c**2``.
+    The coefficients of differential operators: ``2.0``, ``alpha``, ``-c**2``, and
+    coefficients that vary from point to point, ``a(x)`` (a conductivity, a
+    velocity field): a function is evaluated at each point of a data set (and of
+    a prediction) and never differentiated: an operator ``d/dx (a(x) d/dx)`` is
+    written expanded, ``a * D("x", 2) + a_x * D("x")``.
+
+    Args:
+        constant: the number.
+        factors: ``((Parameter, power), ...)``.
+        functions: known functions of the inputs, each mapping a tensor of points of
+            shape (n, d) to their values, shape (n,), written with TensorFlow ops
+            (e.g. ``lambda X: 1.0 + tf.square(X[:, 0])``); saved by import path, as a
+            ``Custom`` kernel's function is.
     """
 
-    def __init__(self, constant: float = 1.0, factors: tuple = ()):
+    def __init__(self, constant: float = 1.0, factors: tuple = (), functions: tuple = ()):
         self.constant = float(constant)
         self.factors = tuple(factors)
+        self.functions = tuple(functions)
+        for f in self.functions:
+            if not callable(f):
+                raise ValueError(f"coefficient: expected functions of X, got {f!r}")
 
     @classmethod
     def of(cls, value) -> Coefficient:
@@ -457,51 +474,85 @@ class Coefficient:
             return value._coefficient()
         if isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value):
             return cls(float(value))
+        if callable(value) and not isinstance(value, type):
+            return cls(1.0, (), (value,))
         raise ValueError(
-            f"coefficient: expected a finite number, a pigp.Parameter or a "
-            f"Coefficient, got {value!r}"
+            f"coefficient: expected a finite number, a pigp.Parameter, a function of the "
+            f"inputs or a Coefficient, got {value!r}"
         )
 
     @property
     def parameters(self) -> tuple:
         return tuple(p for p, _ in self.factors)
 
+    @property
+    def varies(self) -> bool:
+        """Whether the coefficient varies from point to point (has functions)."""
+        return bool(self.functions)
+
     def get_config(self) -> dict:
-        return {"constant": self.constant, "factors": [[p, k] for p, k in self.factors]}
+        config = {"constant": self.constant, "factors": [[p, k] for p, k in self.factors]}
+        if self.functions:
+            config["functions"] = list(self.functions)
+        return config
 
     @classmethod
     def from_config(cls, config: dict) -> Coefficient:
-        return cls(config["constant"], tuple((p, int(k)) for p, k in config["factors"]))
+        return cls(
+            config["constant"],
+            tuple((p, int(k)) for p, k in config["factors"]),
+            tuple(config.get("functions", ())),
+        )
 
-    def value(self, dtype=tf.float64) -> tf.Tensor:
+    def value(self, dtype=tf.float64, X=None) -> tf.Tensor:
+        """The value as a tensor of ``dtype``: a scalar, or with functions, their
+        product at the points ``X`` (a tensor of shape (n, d)), shape (n,)."""
         result = tf.constant(self.constant, dtype)
         for parameter, power in self.factors:
             result = result * parameter.value(dtype) ** power
+        if self.functions:
+            if X is None:
+                raise ValueError(
+                    f"coefficient {self!r}: it varies with the inputs; evaluate it at points X"
+                )
+            for function in self.functions:
+                result = result * tf.cast(function(X), dtype)
         return result
 
     def numpy(self) -> float:
         return float(self.value().numpy())
 
     def __mul__(self, other):
-        if isinstance(other, (Coefficient, Parameter, int, float, np.integer, np.floating)):
+        if isinstance(other, (Coefficient, Parameter, int, float, np.integer, np.floating)) or (
+            callable(other) and not isinstance(other, type)
+        ):
             other = Coefficient.of(other)
-            return Coefficient(self.constant * other.constant, self.factors + other.factors)
+            return Coefficient(
+                self.constant * other.constant,
+                self.factors + other.factors,
+                self.functions + other.functions,
+            )
         return NotImplemented
 
     __rmul__ = __mul__
 
     def __neg__(self):
-        return Coefficient(-self.constant, self.factors)
+        return Coefficient(-self.constant, self.factors, self.functions)
 
     def __pow__(self, power):
         if not isinstance(power, (int, np.integer)) or power < 0:
             raise ValueError(f"coefficient power: expected a non-negative integer, got {power!r}")
-        return Coefficient(self.constant**power, tuple((p, k * power) for p, k in self.factors))
+        return Coefficient(
+            self.constant**power,
+            tuple((p, k * power) for p, k in self.factors),
+            self.functions * power,
+        )
 
     def __repr__(self) -> str:
         text = [repr(self.constant)] + [
             f"{p.name}**{k}" if k != 1 else p.name for p, k in self.factors
         ]
+        text += [f"{getattr(f, '__name__', 'function')}(x)" for f in self.functions]
         return "*".join(text)
 
 

@@ -118,12 +118,17 @@ class Structure:
         return self._place.get(id(parameter))
 
     def terms(self, terms, extra=()) -> tuple:
-        """The description of resolved operator terms: each coefficient's number and
-        its factors' places (``extra``: parameters beyond ``parameters``, placed after
-        them, e.g. those of an operator given to ``predict``), and its multi-index."""
+        """The description of resolved operator terms: each coefficient's number, its
+        factors' places (``extra``: parameters beyond ``parameters``, placed after
+        them, e.g. those of an operator given to ``predict``) and its functions of
+        the inputs (by identity; their values at the points are computed inside the
+        programs, from the points they take), and its multi-index."""
         places = {**self._place, **{id(p): len(self.parameters) + i for i, p in enumerate(extra)}}
         return tuple(
-            ((c.constant, tuple((places[id(p)], k) for p, k in c.factors)), tuple(index))
+            (
+                (c.constant, tuple((places[id(p)], k) for p, k in c.factors), c.functions),
+                tuple(index),
+            )
             for c, index in terms
         )
 

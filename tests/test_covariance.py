@@ -207,3 +207,74 @@ def test_separable_path_matches_the_whole_kernel_differentiated(rng, name):
         block_diag(slow, tf.constant(X1), f, f).numpy(),
         rtol=1e-11,
     )
+
+
+def conductivity(X):
+    """a(x, t) = 1 + x^2 + 0.5 sin(t), a coefficient that varies from point to point."""
+    return 1.0 + tf.square(X[:, 0]) + 0.5 * tf.sin(X[:, 1])
+
+
+def velocity(X):
+    """c(x, t) = cos(x) - t."""
+    return tf.cos(X[:, 0]) - X[:, 1]
+
+
+def test_coefficients_that_vary_match_sympy(rng):
+    """``a(x) u_xx + 2 u_t`` against ``c(x') u_x' - u``, with a and c functions of the points:
+    each block ``sum_ab c_a(x_i) c_b(x_j) D_a D'_b k`` against sympy, and ``block_diag``
+    against the block's diagonal."""
+    import sympy as sp
+    from conftest import X1S, X2S
+
+    kernel = pigp.kernels.SquaredExponential(1.3, [0.7, 0.4])
+    D = pigp.operators.D
+    left = (conductivity * D(0, 2) + 2.0 * D(1)).resolve(2)
+    right = (velocity * D(0) - pigp.operators.Identity).resolve(2)
+    a = 1 + X1S[0] ** 2 + sp.Rational(1, 2) * sp.sin(X1S[1])
+    c = sp.cos(X2S[0]) - X2S[1]
+    reference = sympy_block(
+        se_expr(1.3, [0.7, 0.4]), [(a, {0: 2}), (2.0, {1: 1})], [(c, {0: 1}), (-1.0, {})], 2
+    )
+    X1, X2 = rng.uniform(size=(6, 2)), rng.uniform(size=(5, 2))
+    K = block(kernel, tf.constant(X1), tf.constant(X2), left, right).numpy()
+    np.testing.assert_allclose(K, reference(X1, X2), rtol=1e-12, atol=1e-12)
+    diag = block_diag(kernel, tf.constant(X1), left, right).numpy()
+    np.testing.assert_allclose(
+        diag,
+        block(kernel, tf.constant(X1), tf.constant(X1), left, right).numpy().diagonal(),
+        rtol=1e-13,
+    )
+
+
+def test_whole_matrix_and_blocks_agree_with_coefficients_that_vary(rng):
+    """The joint K of sets with a coefficient that varies (times a parameter, and
+    beside constant ones) is the same on the whole matrix as block by block."""
+    from types import SimpleNamespace
+
+    from pigp.covariance import _joint_whole, joint_blocks
+
+    kernel = pigp.kernels.SquaredExponential(1.0, [0.5, 0.8])
+    D = pigp.operators.D
+    scale = pigp.Parameter(1.7)
+    operators = [
+        pigp.operators.Identity,
+        (scale * conductivity) * D(0, 2) - D(1),
+        velocity * D(0) + 0.5 * pigp.operators.Identity,
+    ]
+    sets = [
+        SimpleNamespace(terms=op.resolve(2), noise=pigp.Parameter(1e-3, positive=True))
+        for op in operators
+    ]
+    Xs = [tf.constant(rng.uniform(size=(n, 2))) for n in (4, 6, 5)]
+    whole = _joint_whole(kernel, Xs, sets, 1e-12, tf.float64).numpy()
+    upper = joint_blocks(kernel, Xs, sets, 1e-12, tf.float64)
+    starts = np.cumsum([0, 4, 6, 5])
+    for (i, j), Kij in upper.items():
+        np.testing.assert_allclose(
+            whole[starts[i] : starts[i + 1], starts[j] : starts[j + 1]],
+            Kij.numpy(),
+            rtol=1e-12,
+            atol=1e-12,
+        )
+    np.testing.assert_array_equal(whole, whole.T)
+    assert np.all(np.linalg.eigvalsh(whole) > 0)

@@ -78,3 +78,21 @@ def test_operator_blocks_match_hand_derived_heat_blocks(rng):
 
 def test_laplacian():
     assert as_dict(laplacian("x", "y").with_dims("x", "y").resolve(2)) == {(2, 0): 1.0, (0, 2): 1.0}
+
+
+def test_a_varying_coefficient_is_not_differentiated_by_composition():
+    """``D(x) @ (a D(x))`` would need a'(x): refused, with the product rule to write."""
+    a = lambda X: 1.0 + X[:, 0]  # noqa: E731
+    with pytest.raises(ValueError, match="product rule"):
+        D(0) @ (a * D(0))
+    # On the right of a composition without derivatives, or with constant coefficients: fine.
+    assert len(((a * D(0)) @ D(0)).terms) == 1
+    assert len((2.0 * Identity @ (a * D(0))).terms) == 1
+
+
+def test_apply_evaluates_a_varying_coefficient_at_the_points(rng):
+    """(a u')(x) for u = sin(2 x), a = 1 + x^2, against the closed form."""
+    X = rng.uniform(size=(7, 1))
+    a = lambda X: 1.0 + tf.square(X[:, 0])  # noqa: E731
+    values = pigp.operators.apply(a * D(0), lambda X: tf.sin(2.0 * X[:, 0]), X)
+    np.testing.assert_allclose(values, (1 + X[:, 0] ** 2) * 2 * np.cos(2 * X[:, 0]), rtol=1e-13)

@@ -23,6 +23,14 @@ def _laplace(x1, x2, scale):
     return tf.exp(-tf.reduce_sum(tf.square(x1 - x2), axis=-1) / (2.0 * scale))
 
 
+def _diffusivity(X):
+    return 1.0 + tf.square(X[:, 0])
+
+
+def _other_diffusivity(X):
+    return 2.0 - X[:, 1]
+
+
 def _custom(function, stationary=False):
     return Custom(function, {"scale": pigp.Parameter(0.3)}, stationary=stationary)
 
@@ -71,6 +79,8 @@ VARIANTS = {
     "operator constant": lambda: _model(operator=heat(0.5)),
     "operator multi-index": lambda: _model(operator=D(1) - D(0)),
     "coefficient a parameter": lambda: _model(operator=heat(pigp.Parameter(1.0))),
+    "coefficient varying with x": lambda: _model(operator=D(1) - _diffusivity * D(0, 2)),
+    "coefficient varying otherwise": lambda: _model(operator=D(1) - _other_diffusivity * D(0, 2)),
     "coefficient positive": lambda: _model(operator=heat(pigp.Parameter(1.0, positive=True))),
     "coefficient with a lower bound": lambda: _model(operator=heat(pigp.Parameter(1.0, lower=0.1))),
     "noise shared by u and f": _shared_noise,
@@ -126,7 +136,12 @@ def test_models_share_programs_exactly_when_their_structures_are_equal(monkeypat
             assert keys[a] != keys[b], (a, b)
             assert not programs[a] & programs[b], (a, b)
     # The same structure on other data (sizes, values, fresh parameters): shared.
-    for name in ("base", "coefficient a parameter", "third set sharing the coefficient"):
+    for name in (
+        "base",
+        "coefficient a parameter",
+        "coefficient varying with x",
+        "third set sharing the coefficient",
+    ):
         again = _fitted(VARIANTS[name], seed=1, sizes=(9, 4))
         assert again.objective().structure == keys[name]
         assert _programs(again) == programs[name], name
