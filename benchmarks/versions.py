@@ -17,6 +17,12 @@ within a round. Per process:
 each version's median over the rounds and, per round, the ratio of the versions'
 figures (this version over the other), with the median and range of those ratios:
 the machine's load varies between rounds, less within one.
+
+``--paired`` measures both in one process instead (the other version's package
+copied as ``pigp_other``), calls interleaved, each call timed next to its pair:
+the LAPACK step at N = 1000 and a compiled call of 250 Adam steps on the seed's
+problem, 30 pairs each, with the median and quartiles of the paired ratios. On a
+shared machine this is the finer comparison: both versions see the same load.
 """
 
 import argparse
@@ -112,6 +118,25 @@ def _run(tree: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _paired(other: str, folder: str) -> dict:
+    """Run ``paired`` in a fresh process, the other tree's package copied as ``pigp_other``."""
+    import shutil
+
+    packages = os.path.join(folder, "packages")
+    shutil.copytree(os.path.join(other, "pigp"), os.path.join(packages, "pigp_other"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, packages]), TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--measure-paired", "pigp_other"],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def _worktree(commit: str, folder: str) -> str:
     path = os.path.join(folder, commit)
     subprocess.run(
@@ -125,16 +150,105 @@ def _worktree(commit: str, folder: str) -> str:
 KEYS = ("seed_steps_per_s", "step_s", "lapack_floor_s", "step_over_lapack")
 
 
+def _lapack_step(pkg):
+    """A function running one training step at N = 1000 (LAPACK's back end) with ``pkg``."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X_u, X_f = rng.uniform(size=(500, 2)), rng.uniform(size=(500, 2))
+    model = pkg.PIGP(
+        pkg.kernels.SquaredExponential(1.0, [0.3, 0.5]),
+        pkg.operators.heat(1.0),
+        noise_u=1e-2,
+        noise_f=1e-2,
+    )
+    model.fit(X_u, np.sin(3 * X_u[:, 0]), X_f, np.cos(2 * X_f[:, 1]), steps=0, optimizer="adam")
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    adam = pkg.training.Adam(1e-9)
+    state = adam.init(objective.variables)
+
+    def step():
+        list(pkg.training.adam_steps(objective, Xs, y, 1, adam, state))
+
+    step()
+    return step
+
+
+def _adam_call(pkg):
+    """A function running one compiled call of 250 Adam steps on the seed's problem."""
+    import numpy as np
+
+    g20, g30 = np.linspace(0, 1, 20), np.linspace(0, 1, 30)
+    X_u, X_f = np.stack([g20, g20], 1), np.stack([g30, g30], 1)
+    model = pkg.PIGP(
+        pkg.kernels.SquaredExponential(), pkg.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
+    )
+    model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 0]), steps=250, optimizer="adam")
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    adam = pkg.training.Adam(1e-5)
+
+    def call():
+        for _ in pkg.training.adam_steps(
+            objective, Xs, y, 250, adam, adam.init(objective.variables)
+        ):
+            pass
+
+    call()
+    return call
+
+
+def paired(other_package: str, pairs: int = 30) -> dict:
+    """Both versions in this process, calls interleaved (see the module)."""
+    import importlib
+
+    import numpy as np
+
+    import pigp
+    import pigp.training
+
+    other = importlib.import_module(other_package)
+    importlib.import_module(other_package + ".training")
+    out = {}
+    for name, setup in (("lapack_step_1000", _lapack_step), ("adam_250_seed", _adam_call)):
+        this_call, other_call = setup(pigp), setup(other)
+        times = []
+        for i in range(pairs):
+            order = [this_call, other_call] if i % 2 else [other_call, this_call]
+            measured = {}
+            for call in order:
+                start = time.perf_counter()
+                call()
+                measured[call] = time.perf_counter() - start
+            times.append((measured[this_call], measured[other_call]))
+        a, b = np.array(times).T
+        ratios = a / b
+        out[name] = {
+            "this_median_s": float(np.median(a)),
+            "other_median_s": float(np.median(b)),
+            "ratio_median": float(np.median(ratios)),
+            "ratio_q25": float(np.percentile(ratios, 25)),
+            "ratio_q75": float(np.percentile(ratios, 75)),
+        }
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", help="the other version: a git commit", default=None)
     parser.add_argument("--tree", help="the other version: a source tree", default=None)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "versions.json"))
+    parser.add_argument("--paired", action="store_true", help="both in one process")
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--measure-paired", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure()))
+        return
+    if args.measure_paired:
+        print(json.dumps(paired(args.measure_paired)))
         return
     if (args.against is None) == (args.tree is None):
         parser.error("give --against COMMIT or --tree PATH")
@@ -143,6 +257,22 @@ def main():
     ).stdout.strip()
     with tempfile.TemporaryDirectory() as folder:
         other = args.tree or _worktree(args.against, folder)
+        if args.paired:
+            try:
+                result = _paired(other, folder)
+            finally:
+                if args.against:
+                    subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", other])
+            print(f"this ({head}) against {args.against or args.tree}, in one process:")
+            for name, row in result.items():
+                print(
+                    f"  {name:18} this {row['this_median_s']:.4f} s, other "
+                    f"{row['other_median_s']:.4f} s (medians); paired ratio "
+                    f"{row['ratio_median']:.3f} [quartiles {row['ratio_q25']:.3f}, "
+                    f"{row['ratio_q75']:.3f}]"
+                )
+            write_json(args.out, {"this": head, "other": args.against or args.tree, **result})
+            return
         versions = {f"this ({head})": ROOT, f"other ({args.against or args.tree})": other}
         rounds = []
         try:
