@@ -151,7 +151,10 @@ PAGES = {
     "api/data/": (0, ['Observations(X, y, operator=Identity, noise=None, name="data"']),
     "api/parameters/": (
         0,
-        ["Parameter(value, positive=None, lower=None,", "Coefficient(constant=1.0, factors=())"],
+        [
+            "Parameter(value, positive=None, lower=None,",
+            "Coefficient(constant=1.0, factors=(), functions=())",
+        ],
     ),
     "api/kernels/": (
         0,
