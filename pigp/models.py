@@ -9,6 +9,8 @@ file format (``pigp.io``). Notation: docs/notation.md.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import os
 import tempfile
@@ -22,10 +24,10 @@ from . import io, memory, training
 from ._tensorflow import tf
 from .base import Model, check_training, progress_bar, representable
 from .covariance import block, block_diag, check_smoothness
-from .data import pin_exact, unpin
+from .data import Data, pin_exact, unpin
 from .kernels import SpectralMixture, SquaredExponential
 from .objective import Objective
-from .parameters import substituted
+from .parameters import Parameter, substituted
 from .posterior import CHUNK, Posterior
 from .structure import data_parameters, program
 from .uncertainty import laplace
@@ -49,6 +51,10 @@ EXACT_EVIDENCE = 2.0
 #: exact; a set still short of ``EXACT_EVIDENCE`` then keeps its learned noise (the
 #: behaviour without the decision), so noisy data do not pay for a full refit.
 EXACT_REFIT = 100
+
+#: ``sample``'s default floor under noise variances (standardised units) that ``fit``
+#: decided (found exact, or learned below it): the sampler draws them above it.
+NOISE_FLOOR = 1e-4
 
 #: With ``optimizer="adam+lbfgs"``, Adam hands over to L-BFGS-B early, at a multiple of
 #: 250 steps, once those 250 steps lowered the loss by less than this fraction of
@@ -554,25 +560,32 @@ class PIGP(Model):
             )
         if not (isinstance(max_draws, (int, np.integer)) and max_draws >= 1):
             raise ValueError(f"max_draws: expected a positive integer, got {max_draws!r}")
-        parameters = dict(self.trainable_parameters())
-        unknown = [name for name in samples.names if name not in parameters]
-        if unknown:
+        unknown_floors = [n for n in samples.noise_floors if self.data.get(n) is None]
+        if unknown_floors:
             raise ValueError(
-                f"samples: {unknown} are not trainable parameters of this model "
-                f"({sorted(parameters)})"
+                f"samples: drawn with noise floors for the data sets {unknown_floors}, which "
+                f"this model does not have ({self.data.names})"
             )
-        saved = {name: parameters[name].unconstrained.numpy() for name in samples.names}
-        means, spreads = [], []
-        try:
-            for draw in samples.draws(max_draws):
-                for name, value in draw.items():
-                    parameters[name].assign(value)
-                mean, spread = self.predict(X, output, full_cov)
-                means.append(mean)
-                spreads.append(spread)
-        finally:
-            for name, value in saved.items():
-                parameters[name].unconstrained.assign(value)
+        with self._floored(samples.noise_floors):
+            parameters = dict(self.trainable_parameters())
+            unknown = [name for name in samples.names if name not in parameters]
+            if unknown:
+                raise ValueError(
+                    f"samples: {unknown} are not trainable parameters of this model "
+                    f"({sorted(parameters)})"
+                )
+            saved = {name: parameters[name].unconstrained.numpy() for name in samples.names}
+            means, spreads = [], []
+            try:
+                for draw in samples.draws(max_draws):
+                    for name, value in draw.items():
+                        parameters[name].assign(value)
+                    mean, spread = self.predict(X, output, full_cov)
+                    means.append(mean)
+                    spreads.append(spread)
+            finally:
+                for name, value in saved.items():
+                    parameters[name].unconstrained.assign(value)
         means = np.stack(means)
         mean = means.mean(axis=0)
         centred = means - mean
@@ -589,6 +602,7 @@ class PIGP(Model):
         seed: int = 0,
         max_tree_depth: int = 8,
         target_accept: float = 0.8,
+        noise_floor: float | None = NOISE_FLOOR,
     ):
         """Draw the trainable parameters from their posterior with NUTS (TensorFlow
         Probability's No-U-Turn sampler, step size by dual averaging), moving
@@ -613,6 +627,16 @@ class PIGP(Model):
             max_tree_depth: NUTS's largest tree: at most ``2**max_tree_depth - 1``
                 leapfrog steps per draw.
             target_accept: the acceptance probability dual averaging aims at.
+            noise_floor: a floor under the noise variances (standardised units) of
+                the data sets whose noise ``fit`` decided (not given): a set found
+                exact, or whose learned variance is below the floor, has its noise
+                variance drawn too, as a parameter above the floor (from 10 times
+                it), with a warning naming the sets. Exact data make the posterior
+                of the other parameters so sharp that NUTS crawls (steps of ~1e-3),
+                and no model of a field is exact between its data; the floor says
+                the model is good to about its square root times the data's scale.
+                None samples the model as fitted. Noises given as 0 or as
+                ``Parameter`` objects are kept as they are.
 
         Returns:
             Samples: ``samples[name]`` of shape ``(num_chains, num_results,
@@ -623,9 +647,6 @@ class PIGP(Model):
             ValueError: before fit, with no trainable parameter, or for bad
                 arguments (before anything runs).
         """
-        from . import sampling
-        from .uncertainty import hessian
-
         self._require_data()
         for name, value, least in (
             ("num_results", num_results, 1),
@@ -639,9 +660,87 @@ class PIGP(Model):
             raise ValueError(f"seed: expected an integer, got {seed!r}")
         if not (isinstance(target_accept, float) and 0.0 < target_accept < 1.0):
             raise ValueError(f"target_accept: expected a number in (0, 1), got {target_accept!r}")
-        parameters = self.trainable_parameters()
-        if not parameters:
+        if noise_floor is not None and not (
+            isinstance(noise_floor, (int, float))
+            and not isinstance(noise_floor, bool)
+            and 0 < noise_floor < math.inf
+        ):
+            raise ValueError(
+                f"noise_floor: expected a positive number or None, got {noise_floor!r}"
+            )
+        floors = self._noise_floors_needed(noise_floor)
+        if not self.trainable_parameters() and not floors:
             raise ValueError("sample: the model has no trainable parameter")
+        if floors:
+            warnings.warn(
+                f"sample: the noise variances of {sorted(floors)} are drawn above a floor of "
+                f"{noise_floor:g} (standardised units; fit found them exact or below it): "
+                "pass noise_floor=None to sample the model as fitted, or another floor",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        exact = [
+            s.name
+            for s in self.data.sets
+            if s.name not in floors and np.all(s.noise.numpy() == 0.0)
+        ]
+        if exact:
+            warnings.warn(
+                f"sample: the data of {exact} are exact (noise variance 0): the posterior "
+                "of the other parameters is then very sharp and NUTS slow to explore it "
+                "(tiny steps). For a band over the hyper-parameters give those sets a noise "
+                "floor, e.g. noise_u=pigp.Parameter(1e-3, lower=1e-4), and fit again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        with self._floored(floors):
+            samples = self._nuts(
+                num_results, num_burnin, num_chains, seed, max_tree_depth, target_accept
+            )
+        samples.noise_floors = dict(floors)
+        return samples
+
+    def _noise_floors_needed(self, floor) -> dict:
+        """``{name: floor}`` of the data sets whose noise ``sample`` draws above ``floor``:
+        those whose noise ``fit`` decided and that sit below it."""
+        if floor is None:
+            return {}
+        return {
+            s.name: float(floor)
+            for s in self.data.sets
+            if s.noise_decided_by_fit and float(np.max(s.noise.numpy())) < floor
+        }
+
+    @contextlib.contextmanager
+    def _floored(self, floors: dict):
+        """Within the block, the data sets of ``floors`` have a noise variance of their
+        own, trainable above the floor (from 10 times it); the model's own sets, its
+        objective and its posterior come back after."""
+        if not floors:
+            yield
+            return
+        saved = self.data, self._objective, self._posterior
+        sets = tuple(
+            dataclasses.replace(
+                s,
+                noise=Parameter(10 * floors[s.name], lower=floors[s.name], name=s.noise.name),
+                noise_decided_by_fit=False,
+            )
+            if s.name in floors
+            else s
+            for s in self.data.sets
+        )
+        self.data, self._objective, self._posterior = Data(sets, self.data.y_scale), None, None
+        try:
+            yield
+        finally:
+            self.data, self._objective, self._posterior = saved
+
+    def _nuts(self, num_results, num_burnin, num_chains, seed, max_tree_depth, target_accept):
+        from . import sampling
+        from .uncertainty import hessian
+
+        parameters = self.trainable_parameters()
         priors = {
             name: p.prior if p.prior is not None else sampling.default_prior(p)
             for name, p in parameters
@@ -653,17 +752,7 @@ class PIGP(Model):
                 "centred on each fitted value (a normal for unconstrained ones): "
                 "pass Parameter(..., prior=...) to choose",
                 RuntimeWarning,
-                stacklevel=2,
-            )
-        exact = [s.name for s in self.data.sets if np.all(s.noise.numpy() == 0.0)]
-        if exact:
-            warnings.warn(
-                f"sample: the data of {exact} are exact (noise variance 0): the posterior "
-                "of the other parameters is then very sharp and NUTS slow to explore it "
-                "(tiny steps). For a band over the hyper-parameters give those sets a noise "
-                "floor, e.g. noise_u=pigp.Parameter(1e-3, lower=1e-4), and fit again",
-                RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         Xs, y = self.data.tensors(self.dtype)
         try:

@@ -58,7 +58,12 @@ class Samples:
             trajectory diverged (None when not recorded).
         leapfrogs: ``(num_chains, num_results)`` leapfrog steps (gradient
             evaluations) behind each draw (None when not recorded).
+        noise_floors: ``{name: floor}`` of the noise variances ``sample`` drew above
+            a floor (``pigp.PIGP.sample``'s ``noise_floor``); ``predict(...,
+            samples=...)`` uses the same.
     """
+
+    noise_floors: dict = {}
 
     def __init__(
         self,
@@ -356,7 +361,7 @@ def nuts(
             f"sample: the largest R-hat is {worst:.3f} (> 1.01): the chains disagree; "
             "run longer (num_results, num_burnin)",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return samples
 
@@ -377,7 +382,7 @@ def _check_draws(values: dict, divergences: int, transitions: int) -> None:
             "represent the posterior; look for a parameter the data do not determine "
             "(e.g. a noise variance near 0) and give it a prior or a lower bound",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
 
 

@@ -340,3 +340,49 @@ def test_sampling_exact_data_says_how_to_set_a_floor():
     with pytest.warns(RuntimeWarning, match=r"\['u'\] are exact .* lower=1e-4"):
         samples = model.sample(num_results=3, num_burnin=2, num_chains=1)
     assert np.all(np.isfinite(samples["kernel.variance"]))
+
+
+def test_sample_draws_the_noises_fit_found_exact_above_a_floor():
+    """Defaults on exact data: fit keeps u and f exact; sample draws their noise variances
+    above 1e-4 (with a warning naming them), the model keeps its exact noises, and
+    predict(samples=...) equals the mixture by hand over a model given those floors."""
+    x = np.linspace(0, 1, 7)[:, None]
+    x_f = np.linspace(0.05, 0.95, 9)[:, None]
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), D("x", 2), dims=("x",))
+    model.fit(x, np.sin(3 * x[:, 0]), x_f, -9 * np.sin(3 * x_f[:, 0]), steps=200)
+    assert {c.kept for c in model.noise_choice.values()} == {"exact"}
+    X = np.linspace(0, 1, 11)[:, None]
+    before = model.predict(X)
+    with pytest.warns(RuntimeWarning, match=r"\['f', 'u'\] are drawn above a floor of 0.0001"):
+        samples = model.sample(num_results=20, num_burnin=20, num_chains=2, seed=3)
+    assert samples.noise_floors == {"u": 1e-4, "f": 1e-4}
+    assert np.all(samples["noise_u"] > 1e-4) and np.all(samples["noise_f"] > 1e-4)
+    assert model.parameter_values()["noise_u"] == 0.0 == model.parameter_values()["noise_f"]
+    np.testing.assert_array_equal(model.predict(X)[0], before[0])
+
+    mean, var = model.predict(X, samples=samples, max_draws=10)
+    floored = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        D("x", 2),
+        noise_u=pigp.Parameter(1e-3, lower=1e-4),
+        noise_f=pigp.Parameter(1e-3, lower=1e-4),
+        dims=("x",),
+    )
+    floored.fit(x, np.sin(3 * x[:, 0]), x_f, -9 * np.sin(3 * x_f[:, 0]), steps=0)
+    parameters = floored.parameters_by_name()
+    means, variances = [], []
+    for draw in samples.draws(10):
+        for name, value in draw.items():
+            parameters[name].assign(value)
+        m, v = floored.predict(X)
+        means.append(m)
+        variances.append(v)
+    means = np.array(means)
+    np.testing.assert_allclose(mean, means.mean(axis=0), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(var, np.mean(variances, axis=0) + means.var(axis=0), rtol=1e-8)
+
+    with pytest.warns(RuntimeWarning, match="are exact"):
+        as_fitted = model.sample(num_results=3, num_burnin=2, num_chains=1, noise_floor=None)
+    assert as_fitted.noise_floors == {} and "noise_u" not in as_fitted.names
+    with pytest.raises(ValueError, match="noise_floor"):
+        model.sample(noise_floor=-1.0)

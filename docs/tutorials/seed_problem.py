@@ -120,25 +120,19 @@ pigp.plotting.posterior_maps(
 # Where the data cannot fix the lengthscales, a band from one fitted set is
 # over-confident; `sample` draws them from their posterior instead, and
 # `predict(..., samples=...)` widens the band by their spread. One thing first:
-# these data are exact, and ML-II drives both noise variances to ~1e-13, where
-# the likelihood is so sharp that the sampler needs steps of ~0.001 (it then took
-# ~10 minutes here and its chains still disagreed). The model is not exact on
-# this square, though: fitted on one line, it misses u away from the line by
-# about u's own size (the errors above), so exact data is the wrong claim.
-# A noise floor of 1e-4 (standardised units: 1% of the data's spread) says the
-# model is good to about 1%:
+# these data are exact, and `fit` kept them so (noise variance 0), where the
+# likelihood is so sharp that the sampler would need steps of ~0.001 (it took ~10
+# minutes here and its chains still disagreed). The model is not exact on this
+# square, though: fitted on one line, it misses u away from the line by about u's
+# own size (the errors above), so exact data is the wrong claim. `sample`
+# therefore draws the noise variances that `fit` found exact as well, above a
+# floor of 1e-4 (`noise_floor`; standardised units: the model is good to about
+# 1% of the data's spread), and says so:
 
 # %%
-floor = dict(lower=1e-4)
-model = pigp.PIGP(
-    pigp.kernels.SquaredExponential.from_weights(amplitude, [w_x, w_t]),
-    heat,
-    noise_u=pigp.Parameter(1e-3, name="noise_u", **floor),
-    noise_f=pigp.Parameter(1e-3, name="noise_f", **floor),
-)
-model.fit(X_u, u(X_u), X_f, (np.pi**2 - 1) * u(X_f))
 samples = model.sample(num_results=300, num_burnin=300, seed=0)
 print(samples.summary())
+print(f"sampler: {samples.seconds:.0f} s; floors: {samples.noise_floors}")
 
 # %% [markdown]
 # How much of the square does each 95% band cover?
