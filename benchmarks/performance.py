@@ -45,21 +45,12 @@ import tempfile
 import numpy as np
 import scipy.linalg
 import tensorflow as tf
-from _output import write_json
+from _output import best_of, write_json
 
 import pigp
 import pigp.plotting
 import pigp.training
 from pigp import experiments
-
-
-def best_of(function, repeats=3):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def peak_rss_mib() -> float:
