@@ -26,7 +26,7 @@ import scipy.linalg
 from ._tensorflow import tf
 from .covariance import joint, joint_blocks, large, whole_gradient
 from .parameters import substituted
-from .structure import Structure, program
+from .structure import Structure, Variables, program
 
 __all__ = ["Objective", "gaussian_nll"]
 
@@ -75,26 +75,12 @@ class Objective:
         self.priors = tuple(p for p in priors if p.prior is not None)
         self.structure = Structure(kernel, self.sets, jitter, dtype)
         self.parameters = self.structure.parameters
-        # Every variable the programs read: the covariance parameters', then trained
-        # variables the covariance does not depend on (a coefficient of an operator
-        # without data): those have a zero gradient and may carry a prior.
-        own = [p.unconstrained for p in self.parameters]
-        extra = [v for v in self.variables if not any(v is u for u in own)]
-        self.unconstrained = tuple(own + extra)
-        position = {id(v): i for i, v in enumerate(self.unconstrained)}
-        self._trained = tuple(position[id(v)] for v in self.variables)
-        self._prior_places = tuple(position[id(p.unconstrained)] for p in self.priors)
+        self._variables = Variables(self.structure, self.variables, self.priors)
+        #: Every variable the programs read (``pigp.structure.Variables``).
+        self.unconstrained = self._variables.unconstrained
         #: What the training programs depend on: the structure, which variables are
         #: trained, the extra ones' shapes and the priors (by identity).
-        self.key = (
-            self.structure.key,
-            self._trained,
-            tuple(tuple(v.shape) for v in extra),
-            tuple(
-                (i, p.prior, p.shape, bool(p.positive), p.lower)
-                for i, p in zip(self._prior_places, self.priors)
-            ),
-        )
+        self.key = (self.structure.key, *self._variables.key)
         self.signature = self.signature_of(self.variables, self.sets, self.priors)
 
     @staticmethod
@@ -138,7 +124,7 @@ class Objective:
 
     def trained_of(self, unconstrained) -> list:
         """The entries of ``unconstrained`` that are this objective's ``variables``."""
-        return [unconstrained[i] for i in self._trained]
+        return self._variables.trained_of(unconstrained)
 
     # ----- priors -----------------------------------------------------------------------
     def penalty(self, unconstrained=None) -> tf.Tensor:
@@ -148,12 +134,7 @@ class Objective:
             return tf.constant(0.0, tf.float64)
         if unconstrained is None:
             return -tf.add_n([p.log_prior() for p in self.priors])
-        return -tf.add_n(
-            [
-                p.log_prior(unconstrained=unconstrained[i])
-                for i, p in zip(self._prior_places, self.priors)
-            ]
-        )
+        return -self._variables.log_prior(unconstrained)
 
     def _with_penalty(self, loss, grads, unconstrained):
         if not self.priors:

@@ -30,7 +30,7 @@ from .kernels import Kernel
 from .operators import Identity, Operator
 from .parameters import substituted
 from .posterior import CHUNK
-from .structure import Structure, program
+from .structure import Structure, Variables, program
 from .variational import (
     collapsed_bound,
     expected_log_likelihood,
@@ -90,28 +90,15 @@ class CollapsedObjective:
         self.inducing = inducing
         self.variables = list(variables)
         self.priors = tuple(p for p in priors if p.prior is not None)
-        own = [p.unconstrained for p in structure.parameters]
-        extra = [v for v in self.variables if not any(v is u for u in (*own, inducing))]
-        self.unconstrained = (*own, *extra, inducing)
-        position = {id(v): i for i, v in enumerate(self.unconstrained)}
-        self._trained = tuple(position[id(v)] for v in self.variables)
-        self._prior_places = tuple(position[id(p.unconstrained)] for p in self.priors)
-        self.key = (
-            structure.key,
-            "collapsed",
-            self._trained,
-            tuple(tuple(v.shape) for v in extra),
-            tuple(
-                (i, p.prior, p.shape, bool(p.positive), p.lower)
-                for i, p in zip(self._prior_places, self.priors)
-            ),
-        )
+        self._variables = Variables(structure, self.variables, self.priors, last=(inducing,))
+        self.unconstrained = self._variables.unconstrained
+        self.key = (structure.key, "collapsed", *self._variables.key)
 
     def program(self, what, build):
         return program((self.key, what), build)
 
     def trained_of(self, unconstrained) -> list:
-        return [unconstrained[i] for i in self._trained]
+        return self._variables.trained_of(unconstrained)
 
     def negative_bound(self, Xs, y, unconstrained) -> tf.Tensor:
         parameters = self.structure.parameters
@@ -122,12 +109,7 @@ class CollapsedObjective:
             bound = collapsed_bound(blocks, Xs, self.sets, tf.cast(y, self.dtype), self.dtype)
         loss = -tf.cast(bound, tf.float64)
         if self.priors:
-            loss -= tf.add_n(
-                [
-                    p.log_prior(unconstrained=unconstrained[i])
-                    for i, p in zip(self._prior_places, self.priors)
-                ]
-            )
+            loss -= self._variables.log_prior(unconstrained)
         return loss
 
     def tf_loss_and_gradient(self, Xs, y, unconstrained):

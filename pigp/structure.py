@@ -158,3 +158,54 @@ class Structure:
         if callable(item):
             return ("callable", item)
         raise TypeError(f"cannot describe {item!r}")
+
+
+class Variables:
+    """The variables the training programs of a structure read, and which are trained.
+
+    A program takes them all as one argument (``unconstrained``): the structure's
+    parameters' variables in its order, then trained variables the covariance does
+    not depend on (a coefficient of an operator without data: zero gradient, perhaps
+    a prior), then ``last`` (e.g. inducing points).
+
+    Args:
+        structure: the ``Structure``.
+        variables: the trained variables (``tf.Variable``), in the gradients' order.
+        priors: the trained parameters with a prior (their ``-log prior`` enters the loss).
+        last: variables placed at the end whether trained or not.
+
+    Attributes:
+        unconstrained: every variable read, in the programs' order.
+        key: what the programs depend on besides the structure: which are trained, the
+            extra ones' shapes and the priors (by identity).
+    """
+
+    def __init__(self, structure, variables, priors=(), last=()):
+        own = [p.unconstrained for p in structure.parameters]
+        extra = [v for v in variables if not any(v is u for u in (*own, *last))]
+        self.unconstrained = (*own, *extra, *last)
+        position = {id(v): i for i, v in enumerate(self.unconstrained)}
+        self.trained = tuple(position[id(v)] for v in variables)
+        self.priors = tuple(p for p in priors if p.prior is not None)
+        self.prior_places = tuple(position[id(p.unconstrained)] for p in self.priors)
+        self.key = (
+            self.trained,
+            tuple(tuple(v.shape) for v in extra),
+            tuple(
+                (i, p.prior, p.shape, bool(p.positive), p.lower)
+                for i, p in zip(self.prior_places, self.priors)
+            ),
+        )
+
+    def trained_of(self, unconstrained) -> list:
+        """The entries of ``unconstrained`` that are trained."""
+        return [unconstrained[i] for i in self.trained]
+
+    def log_prior(self, unconstrained):
+        """``sum log prior`` of the parameters with priors at ``unconstrained`` (float64)."""
+        return tf.add_n(
+            [
+                p.log_prior(unconstrained=unconstrained[i])
+                for i, p in zip(self.prior_places, self.priors)
+            ]
+        )
