@@ -1,20 +1,34 @@
-"""PDEs beyond constant coefficients: a 2-D Darcy problem with a conductivity that varies in space.
+"""Nonlinear PDEs by Gauss-Newton kernel collocation, and a conductivity that varies in space.
 
-``-div(a grad u) = f`` on [0, 1]^2, written out as ``-a (u_xx + u_yy) - a_x u_x - a_y u_y``
-(the conductivity is evaluated at the points, never differentiated), with
+Every error is against an independent reference computed here: a closed form, or
+Burgers' Cole-Hopf solution by Gauss-Hermite quadrature (300 nodes). Default
+settings of ``pigp.PIGP`` throughout (``pigp.models.NONLINEAR_SOLVER``), a
+squared-exponential kernel from the starting lengthscales named below.
 
-    a(x, y) = 1 + 0.5 sin(2 pi x) sin(2 pi y),   u(x, y) = sin(pi x) sin(pi y),
-
-f from the closed form, Dirichlet values u = 0 on the boundary.
-
-- forward: f at ``--interior`` random interior points and u at ``--boundary`` boundary
-  points, default settings; the relative L2 error of u on a 50 x 50 grid against the closed form;
-- inverse: ``-div(k a grad u) = f`` with the scalar k learned (truth 1, start 2) from u at 50
-  interior points with 1% noise plus the same f data; k, its Laplace std and u's error.
+- ``elliptic``: ``-laplacian u + u^3 = f`` on [0, 1]^2, Dirichlet,
+  ``u = sin(pi x) sin(pi y) + 2 sin(4 pi x) sin(4 pi y)``; 900 random interior
+  and 124 boundary points (Chen, Hosseini, Owhadi, Stuart, J. Comput. Phys. 447,
+  2021); RMS error on a 100 x 100 grid. Start: lengthscales 0.2.
+- ``burgers``: ``u_t + u u_x - 0.02 u_xx = 0``, ``u(x, 0) = -sin(pi x)``,
+  ``u(+-1, t) = 0`` on [-1, 1] x [0, 1]; 1000 + 200 and 2400 + 200 random
+  interior + boundary points; RMS error on a 101 x 51 grid. Start: lengthscales
+  (0.05, 0.3) at 1000 points, (0.04, 0.3) at 2400.
+- ``inverse``: nu learned from a start of 0.1 (truth 0.02) from 300 scattered u
+  values with 1% noise (noise variance learned) plus the equation at 1000
+  collocation points and the 200 boundary values; nu, its Laplace std and
+  whether nu +- 1.96 std holds 0.02; ``--seeds`` seeds.
+- ``pinn``: DeepXDE's PINN on the same 1000 + 200 Burgers points (its Burgers
+  example's recipe: a 2-20-20-20-1 tanh network, Adam at 1e-3 for ``--adam``
+  iterations, then L-BFGS), error and wall time; needs the ``peers`` extra.
+- ``darcy``: ``-div(a grad u) = f`` on [0, 1]^2 with a known
+  ``a = 1 + 0.5 sin(2 pi x) sin(2 pi y)``, ``u = sin(pi x) sin(pi y)``, written out
+  (``-a (u_xx + u_yy) - a_x u_x - a_y u_y``; the conductivity evaluated at the
+  points, never differentiated): forward (relative L2 on a 50 x 50 grid) and
+  with a scalar factor k of a learned (truth 1, start 2) from 50 u values with
+  1% noise.
 
     python benchmarks/nonlinear.py --out results/nonlinear.json
-
-Gauss-Newton for nonlinear equations (Burgers, -Laplace u + u^3 = f) is not here yet.
+    .venv-peers/bin/python benchmarks/nonlinear.py --problems pinn ...   # with DeepXDE
 """
 
 import argparse
@@ -25,6 +39,14 @@ import tensorflow as tf
 from _output import write_json
 
 import pigp
+from pigp.experiments.nonlinear import (
+    burgers_design,
+    burgers_equation,
+    burgers_reference,
+    elliptic_design,
+    elliptic_equation,
+    elliptic_solution,
+)
 from pigp.operators import D
 
 
@@ -114,28 +136,215 @@ def darcy_rows(seed: int, interior: int, boundary: int) -> dict:
     return row
 
 
+def _grid(low, high, counts) -> np.ndarray:
+    axes = [np.linspace(a, b, n) for a, b, n in zip(low, high, counts)]
+    return np.stack([g.ravel() for g in np.meshgrid(*axes)], axis=1)
+
+
+BURGERS_GRID = _grid((-1, 0), (1, 1), (101, 51))
+
+
+def _rms(mean, truth) -> float:
+    return float(np.sqrt(np.mean((mean - truth) ** 2)))
+
+
+def _gauss_newton(model) -> dict:
+    steps = model.gauss_newton
+    return {
+        "iterations": len(steps),
+        "learning_phases": int(sum(s.learned for s in steps)),
+        "last_change": steps[-1].change,
+        "stages": sorted({s.points for s in steps}),
+    }
+
+
+def elliptic_row(seed: int) -> dict:
+    design = elliptic_design(900, 124, seed)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.2]), elliptic_equation())
+    start = time.perf_counter()
+    model.fit(design["X_b"], design["y_b"], design["X_f"], design["y_f"])
+    seconds = time.perf_counter() - start
+    X = _grid((0, 0), (1, 1), (100, 100))
+    mean, _ = model.predict(X)
+    return {
+        "problem": "elliptic 900+124",
+        "seed": seed,
+        "rms_error": _rms(mean, elliptic_solution(X)),
+        "seconds": seconds,
+        "lengthscales": model.parameter_values()["kernel.lengthscales"].tolist(),
+        **_gauss_newton(model),
+    }
+
+
+def burgers_row(seed: int, interior: int, lengthscale_x: float) -> dict:
+    design = burgers_design(interior, 200, seed)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[lengthscale_x, 0.3]), burgers_equation(0.02)
+    )
+    start = time.perf_counter()
+    model.fit(design["X_b"], design["y_b"], design["X_f"], design["y_f"])
+    seconds = time.perf_counter() - start
+    mean, _ = model.predict(BURGERS_GRID)
+    return {
+        "problem": f"burgers {interior}+200",
+        "seed": seed,
+        "rms_error": _rms(mean, burgers_reference(BURGERS_GRID)),
+        "seconds": seconds,
+        "lengthscales": model.parameter_values()["kernel.lengthscales"].tolist(),
+        **_gauss_newton(model),
+    }
+
+
+def inverse_row(seed: int) -> dict:
+    design = burgers_design(1000, 200, seed)
+    rng = np.random.default_rng(seed + 100)
+    X_u = np.c_[rng.uniform(-1, 1, 300), rng.uniform(0, 1, 300)]
+    clean = burgers_reference(X_u)
+    y_u = clean + 0.01 * np.sqrt(np.mean(clean**2)) * rng.standard_normal(300)
+    nu = pigp.Parameter(0.1, positive=True)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.05, 0.3]),
+        burgers_equation(nu),
+        noise_u=1e-4,
+    )
+    boundary = pigp.Observations(design["X_b"], design["y_b"], name="boundary")
+    start = time.perf_counter()
+    model.fit(X_u, y_u, design["X_f"], design["y_f"], observations=[boundary])
+    seconds = time.perf_counter() - start
+    value = model.parameter_values()["operator.nu"]
+    std = float(model.parameter_uncertainty()["operator.nu"])
+    mean, _ = model.predict(BURGERS_GRID)
+    return {
+        "problem": "inverse burgers",
+        "seed": seed,
+        "nu": value,
+        "nu_relative_error": abs(value - 0.02) / 0.02,
+        "nu_std": std,
+        "interval_holds": bool(abs(value - 0.02) <= 1.959964 * std),
+        "rms_error": _rms(mean, burgers_reference(BURGERS_GRID)),
+        "seconds": seconds,
+        **_gauss_newton(model),
+    }
+
+
+def pinn_row(seed: int, interior: int, adam: int, lbfgs: int) -> dict:
+    """DeepXDE's PINN on the same Burgers points: the PDE residual at the interior
+    points, the boundary and initial values as point data."""
+    import contextlib
+    import io
+    import os
+
+    os.environ.setdefault("DDE_BACKEND", "pytorch")
+    import deepxde as dde
+
+    design = burgers_design(interior, 200, seed)
+    dde.config.set_default_float("float64")
+    dde.config.set_random_seed(seed)
+
+    def residual(x, y):
+        u_x = dde.grad.jacobian(y, x, i=0, j=0)
+        u_t = dde.grad.jacobian(y, x, i=0, j=1)
+        u_xx = dde.grad.hessian(y, x, i=0, j=0)
+        return u_t + y * u_x - 0.02 * u_xx
+
+    geometry = dde.geometry.GeometryXTime(
+        dde.geometry.Interval(-1, 1), dde.geometry.TimeDomain(0, 1)
+    )
+    condition = dde.icbc.PointSetBC(design["X_b"], design["y_b"][:, None])
+    data = dde.data.TimePDE(
+        geometry, residual, [condition], num_domain=0, num_boundary=0, anchors=design["X_f"]
+    )
+    model = dde.Model(data, dde.nn.FNN([2] + [20] * 3 + [1], "tanh", "Glorot normal"))
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        model.compile("adam", lr=1e-3)
+        model.train(iterations=adam, display_every=adam)
+        dde.optimizers.set_LBFGS_options(maxiter=lbfgs)
+        model.compile("L-BFGS")
+        model.train(display_every=lbfgs)
+    seconds = time.perf_counter() - start
+    mean = model.predict(BURGERS_GRID)[:, 0]
+    return {
+        "problem": f"pinn burgers {interior}+200",
+        "seed": seed,
+        "rms_error": _rms(mean, burgers_reference(BURGERS_GRID)),
+        "seconds": seconds,
+        "adam": adam,
+        "lbfgs_max": lbfgs,
+    }
+
+
+def _print(row: dict) -> None:
+    cells = [f"{row['problem']:<22}", f"{row['seed']:>4}"]
+    for key, form in (
+        ("rms_error", "{:10.2e}"),
+        ("nu", "{:10.5f}"),
+        ("nu_std", "{:9.1e}"),
+        ("interval_holds", "{!s:>6}"),
+        ("iterations", "{:5d}"),
+        ("seconds", "{:8.1f}"),
+    ):
+        cells.append(form.format(row[key]) if key in row else " " * len(form.format(0)))
+    print(" ".join(cells), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--interior", type=int, default=200)
-    parser.add_argument("--boundary", type=int, default=40)
+    parser.add_argument(
+        "--problems",
+        nargs="*",
+        default=["elliptic", "burgers", "burgers-fine", "inverse", "pinn", "darcy"],
+        help="among elliptic, burgers, burgers-fine, inverse, pinn, darcy",
+    )
+    parser.add_argument("--seeds", type=int, default=5, help="seeds of inverse")
+    parser.add_argument("--darcy-seeds", type=int, default=3)
+    parser.add_argument("--interior", type=int, default=200, help="Darcy's interior points")
+    parser.add_argument("--boundary", type=int, default=40, help="Darcy's boundary points")
+    parser.add_argument("--adam", type=int, default=15000, help="PINN Adam iterations")
+    parser.add_argument("--lbfgs", type=int, default=3000, help="PINN L-BFGS iterations (max)")
     parser.add_argument("--out", default="results/nonlinear.json")
     args = parser.parse_args()
-    rows = []
+    results = {"settings": vars(args)}
     print(
-        f"{'seed':>4} {'forward u err':>14} {'fit s':>7} {'k':>10} {'k std':>9} "
-        f"{'inverse u err':>14} {'fit s':>7}"
+        f"{'problem':<22} {'seed':>4} {'rms err':>10} {'nu':>10} {'nu std':>9} {'holds':>6} "
+        f"{'iter':>5} {'s':>8}"
     )
-    for seed in range(args.seeds):
-        row = darcy_rows(seed, args.interior, args.boundary)
-        rows.append(row)
+    rows = []
+    for name in args.problems:
+        if name == "elliptic":
+            found = [elliptic_row(0)]
+        elif name == "burgers":
+            found = [burgers_row(0, 1000, 0.05)]
+        elif name == "burgers-fine":
+            found = [burgers_row(0, 2400, 0.04)]
+        elif name == "inverse":
+            found = [inverse_row(seed) for seed in range(args.seeds)]
+        elif name == "pinn":
+            found = [pinn_row(0, 1000, args.adam, args.lbfgs)]
+        elif name == "darcy":
+            continue
+        else:
+            raise SystemExit(f"--problems: unknown {name!r}")
+        for row in found:
+            _print(row)
+        rows.extend(found)
+    results["rows"] = rows
+    if "darcy" in args.problems:
         print(
-            f"{seed:4d} {row['forward_u_error']:14.3g} {row['forward_seconds']:7.1f} "
-            f"{row['k']:10.6f} {row['k_std']:9.2g} {row['inverse_u_error']:14.3g} "
-            f"{row['inverse_seconds']:7.1f}",
-            flush=True,
+            f"\n{'seed':>4} {'forward u err':>14} {'fit s':>7} {'k':>10} {'k std':>9} "
+            f"{'inverse u err':>14} {'fit s':>7}"
         )
-    write_json(args.out, {"darcy": rows, "settings": vars(args)})
+        results["darcy"] = []
+        for seed in range(args.darcy_seeds):
+            row = darcy_rows(seed, args.interior, args.boundary)
+            results["darcy"].append(row)
+            print(
+                f"{seed:4d} {row['forward_u_error']:14.3g} {row['forward_seconds']:7.1f} "
+                f"{row['k']:10.6f} {row['k_std']:9.2g} {row['inverse_u_error']:14.3g} "
+                f"{row['inverse_seconds']:7.1f}",
+                flush=True,
+            )
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

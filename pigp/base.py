@@ -24,7 +24,7 @@ from ._tensorflow import tf
 from .covariance import block, check_smoothness
 from .data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
 from .kernels import Kernel
-from .operators import Identity, Operator
+from .operators import Identity, Nonlinear, Operator
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
 
@@ -54,8 +54,11 @@ class Model(tf.Module):
         kernel = self._kernel_argument(kernel)
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
-        if not isinstance(operator, Operator):
-            raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
+        if not isinstance(operator, (Operator, Nonlinear)):
+            raise ValueError(
+                f"operator: expected a pigp.operators.Operator or a nonlinear equation "
+                f"(pigp.operators.nonlinear), got {operator!r}"
+            )
         self.dtype = check.as_dtype(dtype)
         if jitter is None:
             jitter = self.JITTER[self.dtype.name]
@@ -65,7 +68,8 @@ class Model(tf.Module):
         self.operator = operator
         self.dims = None if dims is None else tuple(dims)
         self.jitter = float(jitter)
-        self.standardize = bool(standardize)
+        # A nonlinear equation does not scale with u: its data are never standardised.
+        self.standardize = bool(standardize) and not isinstance(operator, Nonlinear)
         self.noise_u, u_decided = noise_parameter(noise_u, "noise_u")
         self.noise_f, f_decided = noise_parameter(noise_f, "noise_f")
         #: Which of the u and f data have a noise ``fit`` decides (learned or exact).
@@ -168,9 +172,17 @@ class Model(tf.Module):
                     f"and y_{obs.name}, or give this set another name"
                 )
         sets = []
+        equation = self.operator
+        if isinstance(equation, Nonlinear):
+            # Validated against the sum of its features (the kernel must be smooth
+            # enough for each); fit replaces it by the linearised equation.
+            equation = sum(
+                (equation.feature(k) for k in list(equation.features)[1:]),
+                equation.feature(next(iter(equation.features))),
+            )
         for name, X, y, operator, noise in (
             ("u", X_u, y_u, Identity, self.noise_u),
-            ("f", X_f, y_f, self.operator, self.noise_f),
+            ("f", X_f, y_f, equation, self.noise_f),
         ):
             if X is None and y is None:
                 continue
@@ -196,10 +208,18 @@ class Model(tf.Module):
             )
 
     def _output_terms(self, output, input_dim: int) -> tuple:
-        if isinstance(output, Operator):
-            terms = output.resolve(input_dim, self.dims)
+        if isinstance(output, Operator):  # column names: the model's, else its operator's
+            terms = output.resolve(input_dim, self.dims or self.operator.dims)
         elif output == "u":
             terms = Identity.resolve(input_dim)
+        elif isinstance(self.operator, Nonlinear) and output in self.operator.features:
+            terms = self.operator.feature(output).resolve(input_dim, self.dims)
+        elif output == "f" and isinstance(self.operator, Nonlinear):
+            raise ValueError(
+                "output: 'f' of a nonlinear equation is not a linear operator of u; "
+                "predict(X, output='f') gives N[u] with its linearised variance, and "
+                "covariance() takes feature names or operators"
+            )
         elif output == "f":
             terms = self.operator.resolve(input_dim, self.dims)
         else:

@@ -35,7 +35,7 @@ import numpy as np
 
 from .data import Data, data_set
 from .kernels import Kernel
-from .operators import Operator
+from .operators import Nonlinear, Operator
 from .parameters import Coefficient, Parameter
 
 __all__ = [
@@ -56,7 +56,7 @@ VERSION = 3
 READS = (2, 3)
 #: The model classes of version 2 files, by the name they were saved under.
 _VERSION_2_CLASSES = {"PIGP": "pigp.models:PIGP", "SparsePIGP": "pigp.sparse:SparsePIGP"}
-_SAVABLE = (Kernel, Operator, Coefficient)
+_SAVABLE = (Kernel, Operator, Nonlinear, Coefficient)
 
 
 class ParameterTable:

@@ -27,6 +27,7 @@ from .covariance import block, block_diag, check_smoothness
 from .data import Data, pin_exact, unpin
 from .kernels import SpectralMixture, SquaredExponential
 from .objective import Objective
+from .operators import Nonlinear
 from .parameters import Parameter, substituted
 from .posterior import CHUNK, Posterior
 from .structure import data_parameters, program
@@ -60,6 +61,17 @@ NOISE_FLOOR = 1e-4
 #: 250 steps, once those 250 steps lowered the loss by less than this fraction of
 #: all that Adam has lowered it (``pigp.training.minimize_adam``'s ``stall``).
 ADAM_STALL = None
+
+
+#: ``fit``'s training defaults: ``steps`` Adam steps at ``learning_rate``, then L-BFGS-B.
+TRAINING = {"steps": 2000, "learning_rate": 0.02, "optimizer": "adam+lbfgs"}
+
+#: The same for each learning phase of a nonlinear equation's Gauss-Newton iterations
+#: (the linearised model's parameters start warm from the previous phase).
+NONLINEAR_TRAINING = {"steps": 50, "learning_rate": 0.02, "optimizer": "lbfgs"}
+
+#: Gauss-Newton's defaults (``fit``'s ``solver``): see ``pigp.nonlinear.solve``.
+NONLINEAR_SOLVER = {"iterations": 30, "tolerance": 1e-5, "learn": "auto", "learn_points": 1200}
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,12 @@ class PIGP(Model):
         self.rejected_steps: list = []
         self._objective = None  # rebuilt when the variables or the data sets change
         self._posterior = None  # the last snapshot; used only while current
+        self.gauss_newton: list = []  # a nonlinear equation's iterations (pigp.nonlinear.Step)
+        if self.nonlinear and self._candidates:
+            raise ValueError(
+                "kernel: 'auto' is not available for nonlinear equations; pass a kernel, "
+                "e.g. pigp.kernels.SquaredExponential()"
+            )
 
     def objective(self) -> Objective:
         """The negative log marginal likelihood of the fitted data's structure, over
@@ -163,11 +181,12 @@ class PIGP(Model):
         y_f=None,
         *,
         observations=(),
-        steps: int = 2000,
-        learning_rate: float = 0.02,
-        optimizer: str = "adam+lbfgs",
+        steps: int | None = None,
+        learning_rate: float | None = None,
+        optimizer: str | None = None,
         verbose: bool = False,
         callback=None,
+        solver: dict | None = None,
     ) -> PIGP:
         """Learn the parameters from data by maximising the log marginal likelihood.
 
@@ -178,11 +197,13 @@ class PIGP(Model):
             y_f: values of ``f = L u`` at ``X_f``, shape (n_f,).
             observations: further ``pigp.Observations`` (boundary, Neumann, ...),
                 named other than ``"u"`` and ``"f"``.
-            steps: the number of Adam steps from the current parameter values.
-            learning_rate: Adam's step size on the unconstrained variables.
-            optimizer: ``"adam"`` (``steps`` Adam steps), ``"lbfgs"`` (SciPy's L-BFGS-B,
-                at most ``steps`` iterations) or ``"adam+lbfgs"`` (``steps`` Adam
-                steps, then L-BFGS-B to polish, at most 1000 iterations). With
+            steps: the number of Adam steps from the current parameter values
+                (default 2000, ``TRAINING``).
+            learning_rate: Adam's step size on the unconstrained variables (0.02).
+            optimizer: ``"adam"`` (``steps`` Adam steps), ``"lbfgs"`` (SciPy's
+                L-BFGS-B, at most ``steps`` iterations) or ``"adam+lbfgs"`` (``steps`` Adam
+                steps, then L-BFGS-B to polish, at most 1000 iterations; the
+                default). With
                 ``steps=0`` nothing is trained: the data are set and the posterior
                 computed at the current parameters. After training, each data set
                 whose noise was not given is tried exact (its noise fixed at 0, the
@@ -191,10 +212,28 @@ class PIGP(Model):
             verbose: show a progress bar with the current loss.
             callback: ``callback(step, loss, model)`` after every 250 Adam steps
                 and after the last; returning ``True`` stops Adam early.
+            solver: for a nonlinear equation (``pigp.operators.nonlinear``), the
+                Gauss-Newton settings (``NONLINEAR_SOLVER`` has the defaults):
+                ``iterations`` (most iterations), ``tolerance`` (on the relative
+                change of u at the collocation points), ``learn`` (when the
+                parameters are learned: ``"auto"``, ``"until"``, ``"first"``,
+                ``"always"``, ``"never"``; ``pigp.nonlinear.solve``) and
+                ``learn_points`` (with more values than this, Gauss-Newton first runs,
+                learning, on the collocation points cut to this many values in all,
+                then on all of them with the parameters held; 1200 by default; None:
+                all points from the start). There ``y_f`` is the right-hand side ``f`` of
+                ``N[u] = f`` at the collocation points ``X_f``, and ``steps``,
+                ``learning_rate`` and ``optimizer`` apply to each learning phase
+                (defaults there: ``NONLINEAR_TRAINING``). ``model.gauss_newton``
+                has the iterations (``pigp.nonlinear.Step``).
 
         Returns:
             self. The parameters left are those of the lowest loss seen.
         """
+        defaults = NONLINEAR_TRAINING if self.nonlinear else TRAINING
+        steps = defaults["steps"] if steps is None else steps
+        learning_rate = defaults["learning_rate"] if learning_rate is None else learning_rate
+        optimizer = defaults["optimizer"] if optimizer is None else optimizer
         if optimizer not in ("adam", "lbfgs", "adam+lbfgs"):
             raise ValueError(
                 f"optimizer: expected 'adam', 'lbfgs' or 'adam+lbfgs', got {optimizer!r}"
@@ -202,6 +241,13 @@ class PIGP(Model):
         check_training(steps, learning_rate)
         data = self._prepare(X_u, y_u, X_f, y_f, observations)
         memory.check_fit(sum(data.sizes))
+        if self.nonlinear:
+            return self._solve(data, steps, learning_rate, optimizer, verbose, callback, solver)
+        if solver is not None:
+            raise ValueError(
+                f"solver: Gauss-Newton settings are for nonlinear equations; this model's "
+                f"operator is linear, got {solver!r}"
+            )
         if self._candidates:
             arguments = dict(
                 observations=observations,
@@ -214,13 +260,16 @@ class PIGP(Model):
             return self._choose_kernel(data, (X_u, y_u, X_f, y_f), arguments)
         # The kernel checks its shapes against the inputs before creating anything.
         self.kernel.build(np.concatenate([s.X for s in data.sets]))
-
         # Validated: from here on, state changes.
+        return self._train(data, steps, learning_rate, optimizer, verbose, callback)
+
+    def _train(self, data, steps, learning_rate, optimizer, verbose, callback) -> PIGP:
+        """``fit`` on validated ``data``: set them, learn, compute the posterior."""
         self.data, self._posterior = data, None
         self.history, self.lbfgs_evaluations, self.rejected_steps = [], [], []
         self.noise_choice = {}
         for s in data.sets:  # an earlier fit may have found them exact: learn again
-            if s.noise_decided_by_fit:
+            if s.noise_decided_by_fit and steps > 0:
                 unpin(s.noise)
         objective = self.objective()
         Xs, y = data.tensors(self.dtype)
@@ -267,6 +316,80 @@ class PIGP(Model):
             self._warn_if_noise_explains_data()
             self._warn_at_bounds()
         return self
+
+    def _solve(self, data, steps, learning_rate, optimizer, verbose, callback, solver) -> PIGP:
+        """``fit`` for a nonlinear equation: Gauss-Newton (``pigp.nonlinear.solve``)."""
+        from .nonlinear import check_equation, solve
+
+        settings = dict(NONLINEAR_SOLVER)
+        if solver is not None:
+            unknown = sorted(set(solver) - set(settings)) if isinstance(solver, dict) else None
+            if unknown is None or unknown:
+                raise ValueError(
+                    f"solver: expected a dict with keys among {sorted(settings)}, got {solver!r}"
+                )
+            settings.update(solver)
+        iterations, tolerance, learn, learn_points = (
+            settings[k] for k in ("iterations", "tolerance", "learn", "learn_points")
+        )
+        if learn_points is not None and not (
+            isinstance(learn_points, (int, np.integer)) and learn_points >= 1
+        ):
+            raise ValueError(
+                f"solver['learn_points']: expected a positive integer or None, got {learn_points!r}"
+            )
+        if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
+            raise ValueError(f"solver['iterations']: expected an integer >= 1, got {iterations!r}")
+        if not (isinstance(tolerance, (int, float)) and 0 < tolerance < math.inf):
+            raise ValueError(f"solver['tolerance']: expected a positive number, got {tolerance!r}")
+        if learn not in ("auto", "until", "first", "always", "never"):
+            raise ValueError(
+                "solver['learn']: expected 'auto', 'until', 'first', 'always' or 'never', "
+                f"got {learn!r}"
+            )
+        if data.get("f") is None:
+            raise ValueError(
+                "X_f: a nonlinear equation needs collocation points X_f and the right-hand "
+                "side y_f there (zeros for N[u] = 0)"
+            )
+        check_equation(self.operator, self.kernel, self.dtype)
+        for s in data.sets:
+            # The marginal likelihood of a linearised model can explain boundary data
+            # as noise and settle on a trivial solution: data of undeclared noise are
+            # exact (learned noise: pass a positive initial variance).
+            if s.noise_decided_by_fit:
+                pin_exact(s.noise)
+        data = Data(
+            tuple(dataclasses.replace(s, noise_decided_by_fit=False) for s in data.sets),
+            data.y_scale,
+        )
+        self.kernel.build(np.concatenate([s.X for s in data.sets]))
+        losses = []
+
+        def train(data_k, learn_now):
+            self._train(
+                data_k, steps if learn_now else 0, learning_rate, optimizer, False, callback
+            )
+            losses.extend(self.history)
+
+        self.gauss_newton = []
+        self.gauss_newton = solve(
+            self,
+            data,
+            train,
+            int(iterations),
+            float(tolerance),
+            learn,
+            verbose,
+            None if learn_points is None else int(learn_points),
+        )
+        self.history = losses
+        return self
+
+    @property
+    def nonlinear(self) -> bool:
+        """Whether the model's equation is nonlinear (``pigp.operators.nonlinear``)."""
+        return isinstance(self.operator, Nonlinear)
 
     def _decide_exact(self, Xs, y, history: training.History) -> None:
         """Treat as exact each data set whose noise ``fit`` decides, where that costs at
@@ -522,6 +645,13 @@ class PIGP(Model):
         self._require_data()
         input_dim = self.data.input_dim
         X = check.as_inputs("X", X, input_dim)
+        if self.nonlinear and isinstance(output, str) and output == "f":
+            if full_cov or samples is not None:
+                raise ValueError(
+                    "output: 'f' of a nonlinear equation is predicted with its variance "
+                    "only (full_cov=False, samples=None)"
+                )
+            return self._predict_equation(X)
         terms = self._output_terms(output, input_dim)
         if samples is not None:
             return self._predict_mixture(X, output, full_cov, samples, max_draws)
@@ -550,6 +680,45 @@ class PIGP(Model):
             cov = self._squared_units(prior - V.T @ V)
             return mean, representable(0.5 * (cov + cov.T), "covariance")
         return mean, representable(self._squared_units(np.maximum(var, 0.0)), "variance")
+
+    def _mean(self, X, output="u") -> np.ndarray:
+        """The posterior mean of ``output`` at ``X`` (data units), without the variance's
+        triangular solves."""
+        X = np.asarray(X, dtype=np.float64)
+        terms = self._output_terms(output, self.data.input_dim)
+        posterior = self.posterior()
+        Xs, _ = self.data.tensors(self.dtype)
+        compiled, values = self._cross(terms)
+        means = []
+        for start in range(0, len(X), CHUNK):
+            part = X[start : start + CHUNK]
+            padded = np.concatenate([part, np.repeat(part[-1:], CHUNK - len(part), axis=0)])
+            Ks, _ = compiled(tf.constant(padded, self.dtype), Xs, values)
+            means.append(Ks.numpy().astype(np.float64)[: len(part)] @ posterior.alpha)
+        return np.concatenate(means) * self.y_scale
+
+    def _predict_equation(self, X):
+        """``N[u] = F(L_1 u, ..., L_m u)`` at ``X``: ``F`` at the features' posterior
+        means, and the variance of the equation linearised there,
+        ``sum_ab c_a c_b cov(L_a u, L_b u)`` (``c_a = dF/dv_a``)."""
+        from .nonlinear import Linearisation
+
+        equation = self.operator
+        names = list(equation.features)
+        moments = [self.predict(X, output=equation.feature(a)) for a in names]
+        means = np.stack([m for m, _ in moments])
+        linearisation = Linearisation(equation, means)
+        partials = np.stack([c.numpy() for c in linearisation.jacobian()])
+        value = equation.evaluate(dict(zip(names, means))).numpy()
+        var = np.zeros(len(X))
+        for a in range(len(names)):
+            var += partials[a] ** 2 * moments[a][1]
+            for b in range(a + 1, len(names)):
+                both = equation.feature(names[a]) + equation.feature(names[b])
+                joint = self.predict(X, output=both)[1]
+                covariance = 0.5 * (joint - moments[a][1] - moments[b][1])
+                var += 2.0 * partials[a] * partials[b] * covariance
+        return value, np.maximum(var, 0.0)
 
     def _predict_mixture(self, X, output, full_cov, samples, max_draws):
         from .sampling import Samples

@@ -22,7 +22,7 @@ import numpy as np
 from ._tensorflow import tf
 from .parameters import Coefficient, Parameter
 
-__all__ = ["Operator", "D", "Identity", "heat", "laplacian", "apply"]
+__all__ = ["Operator", "D", "Identity", "heat", "laplacian", "apply", "Nonlinear", "nonlinear"]
 
 
 class Operator:
@@ -277,3 +277,137 @@ def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.nd
     for coefficient, index in terms:
         total += coefficient.value(dtype, X) * values[index]
     return total.numpy()
+
+
+class Nonlinear:
+    """A nonlinear equation ``N[u] = F(L_1 u, ..., L_m u) = f``, pointwise in the values of
+    linear features ``L_a u`` (``u``, ``u_x``, ``u_xx``, ``laplacian``...).
+
+    Build it with ``nonlinear``. ``PIGP.fit`` solves and learns with it by Gauss-Newton
+    (``pigp.nonlinear``): each iteration conditions the GP on the equation linearised at
+    the current solution, ``sum_a dF/dv_a(v_k(x)) L_a u(x) = f(x) - F(v_k(x)) + sum_a
+    dF/dv_a(v_k(x)) v_a,k(x)``, a linear operator whose coefficients vary from point to
+    point. The partial derivatives ``dF/dv_a`` are taken by a tape, never written.
+
+    Attributes:
+        residual: ``F``: ``residual(v, p)`` maps ``v``, a dict from feature name to a
+            tensor of values at n points (shape (n,)), and ``p``, a dict from
+            parameter name to its value (a tensor), to the values of ``F`` at the
+            n points, shape (n,), written with TensorFlow ops.
+        features: ``{name: Operator}``.
+        parameters_by_name: ``{name: Parameter}`` (learned where trainable).
+        dims: the column names, or None.
+    """
+
+    def __init__(self, residual, features: dict, parameters: dict | None = None, dims=None):
+        if not callable(residual):
+            raise ValueError(f"residual: expected a function of (v, p), got {residual!r}")
+        if not isinstance(features, dict) or not features:
+            raise ValueError(
+                f"features: expected a dict from names to operators, e.g. "
+                f"{{'u': Identity, 'x': D('x')}}, got {features!r}"
+            )
+        for name, operator in features.items():
+            if not isinstance(name, str) or not isinstance(operator, Operator):
+                raise ValueError(
+                    f"features: expected names (str) mapped to pigp Operators, got "
+                    f"{name!r}: {operator!r}"
+                )
+            if any(c.varies or c.parameters for c, _ in operator.terms):
+                raise ValueError(
+                    f"features[{name!r}]: expected an operator with constant coefficients "
+                    "(put coefficients that vary or are learned into the residual)"
+                )
+        parameters = dict(parameters or {})
+        for name, p in parameters.items():
+            if not isinstance(name, str) or not isinstance(p, Parameter):
+                raise ValueError(
+                    f"parameters: expected names (str) mapped to pigp.Parameter objects, got "
+                    f"{name!r}: {p!r}"
+                )
+            if p.shape != ():
+                raise ValueError(f"parameters[{name!r}]: expected a scalar Parameter")
+            if p.label is None:
+                p.label = name
+        self.residual = residual
+        self.features = dict(features)
+        self.parameters_by_name = parameters
+        dims_found = [op.dims for op in self.features.values() if op.dims is not None]
+        if dims is None and dims_found:
+            dims = dims_found[0]
+        if any(d != tuple(dims) for d in dims_found):
+            raise ValueError(f"features: the operators declare different dims {dims_found}")
+        self.dims = None if dims is None else _check_dims(dims)
+
+    def with_dims(self, *dims) -> Nonlinear:
+        """This equation with its column names declared, e.g. ``.with_dims("x", "t")``."""
+        if len(dims) == 1 and not isinstance(dims[0], str):
+            dims = tuple(dims[0])
+        features = {k: Operator(op.terms, None) for k, op in self.features.items()}
+        return Nonlinear(self.residual, features, self.parameters_by_name, dims)
+
+    @property
+    def parameters(self) -> list:
+        """The equation's ``Parameter`` objects."""
+        return list(self.parameters_by_name.values())
+
+    @property
+    def order(self) -> int:
+        """The highest derivative order of any feature."""
+        return max(op.order for op in self.features.values())
+
+    def feature(self, name: str) -> Operator:
+        """The operator of a feature, with the equation's dims."""
+        return Operator(self.features[name].terms, self.dims)
+
+    def evaluate(self, values: dict, dtype=tf.float64) -> tf.Tensor:
+        """``F`` at feature values ``{name: array (n,)}`` with the parameters' current
+        values."""
+        v = {k: tf.convert_to_tensor(values[k], dtype) for k in self.features}
+        p = {k: q.value(dtype) for k, q in self.parameters_by_name.items()}
+        return tf.convert_to_tensor(self.residual(v, p), dtype)
+
+    def get_config(self) -> dict:
+        """``{"residual": function, "features": {...}, "parameters": {...}, "dims": ...}``;
+        the residual is saved by its import path (pass it to ``pigp.load`` through
+        ``custom_objects`` where it cannot be imported)."""
+        return {
+            "residual": self.residual,
+            "features": dict(self.features),
+            "parameters": dict(self.parameters_by_name),
+            "dims": None if self.dims is None else list(self.dims),
+        }
+
+    @classmethod
+    def from_config(cls, config: dict) -> Nonlinear:
+        return cls(config["residual"], config["features"], config["parameters"], config["dims"])
+
+    def __repr__(self) -> str:
+        name = getattr(self.residual, "__name__", "residual")
+        dims = f", dims={self.dims}" if self.dims else ""
+        return f"Nonlinear({name}, features={list(self.features)}{dims})"
+
+
+def nonlinear(residual, features: dict, parameters: dict | None = None) -> Nonlinear:
+    """A nonlinear equation ``F(L_1 u, ..., L_m u) = f``, pointwise in linear features of u.
+
+    Args:
+        residual: ``F(v, p)``: ``v`` maps each feature name to the tensor of its
+            values at n points (shape (n,)), ``p`` each parameter name to its value;
+            returns shape (n,). TensorFlow ops, pointwise (point i's value depends on
+            point i's features only).
+        features: ``{name: Operator}``, e.g. ``{"u": Identity, "t": D("t"), "x":
+            D("x"), "xx": D("x", 2)}``; operators with constant coefficients.
+        parameters: ``{name: pigp.Parameter}`` read by the residual as ``p[name]``;
+            they appear as ``"operator.NAME"`` in ``parameter_values()``.
+
+    Example (Burgers, viscosity learned)::
+
+        nu = pigp.Parameter(0.1, positive=True)
+        burgers = nonlinear(
+            lambda v, p: v["t"] + v["u"] * v["x"] - p["nu"] * v["xx"],
+            features={"u": Identity, "t": D("t"), "x": D("x"), "xx": D("x", 2)},
+            parameters={"nu": nu},
+        ).with_dims("x", "t")
+    """
+    return Nonlinear(residual, features, parameters)

@@ -483,7 +483,17 @@ class Coefficient:
 
     @property
     def parameters(self) -> tuple:
-        return tuple(p for p, _ in self.factors)
+        """The parameters of the factors, then those the functions read (a function
+        with a ``parameters`` attribute, e.g. a linearised equation's partial
+        derivative, which depends on the equation's parameters), each once."""
+        found = []
+        for p in (
+            *(p for p, _ in self.factors),
+            *(q for f in self.functions for q in getattr(f, "parameters", ())),
+        ):
+            if not any(p is q for q in found):
+                found.append(p)
+        return tuple(found)
 
     @property
     def varies(self) -> bool:

@@ -221,6 +221,11 @@ class SparsePIGP(Model):
         self._initial_inducing = inducing_points
 
     def _start(self) -> None:
+        if not isinstance(self.operator, Operator):
+            raise ValueError(
+                "operator: SparsePIGP takes linear operators; solve a nonlinear equation "
+                "with pigp.PIGP (Gauss-Newton)"
+            )
         self.strategy = tf.distribute.get_strategy()
         self.method = None
         self.inducing = None  # tf.Variable (M, d), made at the first fit

@@ -87,9 +87,9 @@ def test_experiment_help_shows_its_description_as_written(capsys):
 
 
 def test_the_catalog_lists_every_experiment_with_its_docstring():
-    from pigp.experiments import heat, problems
+    from pigp.experiments import heat, nonlinear, problems
 
-    functions = {**heat.EXPERIMENTS, **problems.PROBLEMS}
+    functions = {**heat.EXPERIMENTS, **problems.PROBLEMS, **nonlinear.NONLINEAR}
     assert list(cli.EXPERIMENTS) == list(functions)
     for name, function in functions.items():
         assert cli._docstring(name) == inspect.getdoc(function)

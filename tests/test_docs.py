@@ -28,6 +28,7 @@ TUTORIALS = [
     "plotting",
     "uncertainty",
     "large_data",
+    "nonlinear",
 ]
 
 
@@ -125,6 +126,7 @@ PAGES = {
             "Choosing a kernel",
             "Uncertainty in a PDE coefficient",
             "Large data sets",
+            "Nonlinear PDEs",
             "Plotting and diagnostics",
         ],
     ),
@@ -136,6 +138,7 @@ PAGES = {
     "tutorials/plotting/": (0, []),
     "tutorials/uncertainty/": (3, []),
     "tutorials/large_data/": (6, []),
+    "tutorials/nonlinear/": (4, []),
     "performance/": (12, ["Memory needed for N points"]),
     "peers/": (0, []),
     "reliability/": (0, []),
@@ -164,7 +167,14 @@ PAGES = {
             "Custom(function, parameters=None,",
         ],
     ),
-    "api/operators/": (0, ["Operator(terms=(), dims=None)", "heat(diffusivity=1.0,"]),
+    "api/operators/": (
+        0,
+        [
+            "Operator(terms=(), dims=None)",
+            "heat(diffusivity=1.0,",
+            "nonlinear(residual, features, parameters=None)",
+        ],
+    ),
     "api/building_blocks/": (
         0,
         ["Objective(kernel, sets, variables, jitter, dtype, priors=())", "Adam(learning_rate="],

@@ -3,7 +3,8 @@
 - ``pigp.experiments.cli``: the command line;
 - ``pigp.experiments.report``: accuracy figures, metrics JSON, PNG figures, summary tables;
 - ``pigp.experiments.heat``: the heat equation (``heat``) and the seed's layout (``seed``);
-- ``pigp.experiments.problems``: Poisson, advection-diffusion, wave, Helmholtz, 2-D heat.
+- ``pigp.experiments.problems``: Poisson, advection-diffusion, wave, Helmholtz, 2-D heat;
+- ``pigp.experiments.nonlinear``: ``-laplacian u + u^3 = f`` and Burgers by Gauss-Newton.
 
 The names below are imported on first use (the command line's help needs none of them).
 """
@@ -29,7 +30,7 @@ _NAMES = {
 }
 
 __all__ = list(_NAMES)
-__getattr__, __dir__ = attach(__name__, _NAMES, ("cli", "report", "heat", "problems"))
+__getattr__, __dir__ = attach(__name__, _NAMES, ("cli", "report", "heat", "problems", "nonlinear"))
 
 if TYPE_CHECKING:
     from .cli import EXPERIMENTS, main, parser, run, script

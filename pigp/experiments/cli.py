@@ -23,7 +23,7 @@ import sys
 __all__ = ["EXPERIMENTS", "parser", "run", "main", "script"]
 
 # Experiment name -> (module in pigp.experiments, function). tests/test_cli.py checks
-# that this lists exactly heat.EXPERIMENTS and problems.PROBLEMS.
+# that this lists exactly heat.EXPERIMENTS, problems.PROBLEMS and nonlinear.NONLINEAR.
 EXPERIMENTS = {
     "heat": ("heat", "heat"),
     "seed": ("heat", "seed"),
@@ -32,6 +32,8 @@ EXPERIMENTS = {
     "wave": ("problems", "wave"),
     "helmholtz2d": ("problems", "helmholtz2d"),
     "heat2d": ("problems", "heat2d"),
+    "elliptic": ("nonlinear", "elliptic"),
+    "burgers": ("nonlinear", "burgers"),
 }
 
 

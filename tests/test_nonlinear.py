@@ -1,0 +1,227 @@
+"""Nonlinear equations by Gauss-Newton: linearised blocks against sympy, a linear
+equation through the nonlinear path against the linear model, solutions against
+closed forms and the Cole-Hopf reference, learned coefficients, errors, save/load."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import se_expr, sympy_block
+
+import pigp
+from pigp.covariance import block
+from pigp.experiments.nonlinear import (
+    burgers_design,
+    burgers_equation,
+    burgers_reference,
+    elliptic_design,
+    elliptic_solution,
+)
+from pigp.nonlinear import Linearisation
+from pigp.operators import D, Identity, heat, laplacian, nonlinear
+
+PI = np.pi
+
+
+def elliptic_residual(v, p):
+    return -v["lap"] + v["u"] ** 3
+
+
+def burgers(nu):
+    return burgers_equation(nu)
+
+
+def burgers_data(n_interior, n_boundary, seed=0):
+    design = burgers_design(n_interior, n_boundary, seed)
+    return design["X_b"], design["y_b"], design["X_f"]
+
+
+def elliptic_data(n_interior, n_boundary, seed=0):
+    design = elliptic_design(n_interior, n_boundary, seed)
+    return design["X_b"], design["y_b"], design["X_f"], design["y_f"]
+
+
+def test_linearised_block_matches_sympy_with_the_partials_in_closed_form(rng):
+    """The block of the linearised Burgers operator is sum_ab c_a(x) c_b(x') D_a D'_b k
+    with c_t = 1, c_u = u_x, c_x = u, c_xx = -nu at the stored features."""
+    nu = pigp.Parameter(0.3)
+    equation = burgers(nu)
+    values = rng.normal(size=(4, 6))  # u, t, x, xx at 6 points
+    linearisation = Linearisation(equation, values)
+    X = rng.uniform(-1, 1, (6, 2))
+    kernel = pigp.kernels.SquaredExponential(variance=1.3, lengthscales=[0.7, 0.9])
+    terms = linearisation.operator.resolve(2)
+    K = block(kernel, tf.constant(X), tf.constant(X), terms, terms).numpy()
+    partials = {"u": values[2], "t": np.ones(6), "x": values[0], "xx": -0.3 * np.ones(6)}
+    orders = {"u": {}, "t": {1: 1}, "x": {0: 1}, "xx": {0: 2}}
+    expected = np.zeros((6, 6))
+    for a in orders:
+        for b in orders:
+            pair = sympy_block(se_expr(1.3, [0.7, 0.9]), [(1, orders[a])], [(1, orders[b])], 2)
+            expected += partials[a][:, None] * partials[b][None, :] * pair(X, X)
+    np.testing.assert_allclose(K, expected, rtol=1e-10, atol=1e-10)
+
+
+def test_the_loss_gradient_in_a_coefficient_of_the_equation_matches_finite_differences():
+    nu = pigp.Parameter(0.1, positive=True)
+    Xb, yb, Xi = burgers_data(30, 20)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.3, 0.5]), burgers(nu))
+    model.fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={"learn": "never", "iterations": 2})
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    _, gradient = objective.tf_loss_and_gradient(Xs, y, objective.unconstrained)
+    place = [i for i, v in enumerate(objective.variables) if v is nu.unconstrained][0]
+
+    def loss(shift):
+        saved = nu.unconstrained.numpy()
+        nu.unconstrained.assign(saved + shift)
+        value = objective.loss(*model._tensors_numpy())
+        nu.unconstrained.assign(saved)
+        return value
+
+    h = 1e-5
+    numeric = (loss(h) - loss(-h)) / (2 * h)
+    np.testing.assert_allclose(float(gradient[place]), numeric, rtol=1e-5)
+    assert abs(numeric) > 1e-3  # the coefficient matters
+
+
+def test_a_linear_equation_through_the_nonlinear_path_is_the_linear_model(rng):
+    """Heat u_t - u_xx = f written as a residual: one Gauss-Newton step gives the
+    linear model's posterior (the second only confirms it)."""
+    X_u = rng.uniform(0, 1, (12, 2))
+    X_f = rng.uniform(0, 1, (15, 2))
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * PI * X[:, 0])  # noqa: E731
+    f = (4 * PI**2 - 1) * u(X_f)
+    settings = dict(noise_u=pigp.Parameter(1e-4, trainable=False), noise_f=0)
+
+    def kernel():
+        return pigp.kernels.SquaredExponential(variance=2.0, lengthscales=[0.3, 0.8])
+
+    linear = pigp.PIGP(kernel(), heat(1.0), standardize=False, **settings)
+    linear.fit(X_u, u(X_u), X_f, f, steps=0)
+    equation = nonlinear(lambda v, p: v["t"] - v["xx"], {"t": D("t"), "xx": D("x", 2)}).with_dims(
+        "x", "t"
+    )
+    model = pigp.PIGP(kernel(), equation, **settings)
+    model.fit(X_u, u(X_u), X_f, f, solver={"learn": "never"})
+    X = rng.uniform(0, 1, (40, 2))
+    for output in ("u", D("x")):
+        mean, var = model.predict(X, output=output)
+        expected_mean, expected_var = linear.predict(X, output=output)
+        np.testing.assert_allclose(mean, expected_mean, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(var, expected_var, rtol=1e-7, atol=1e-12)
+    assert [s.iteration for s in model.gauss_newton] == [1, 2]
+    assert model.gauss_newton[1].change < 1e-10
+
+
+def test_nonlinear_elliptic_with_learned_hyper_parameters_matches_the_closed_form():
+    """-laplacian u + u^3 = f on the unit square, Dirichlet; Chen et al.'s solution."""
+    Xb, yb, Xi, f = elliptic_data(200, 40)
+    equation = nonlinear(elliptic_residual, {"u": Identity, "lap": laplacian("x", "y")}).with_dims(
+        "x", "y"
+    )
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.2]), equation)
+    model.fit(Xb, yb, Xi, f)
+    g = np.linspace(0, 1, 30)
+    G = np.array(np.meshgrid(g, g)).reshape(2, -1).T
+    mean, var = model.predict(G)
+    rms = np.sqrt(np.mean((mean - elliptic_solution(G)) ** 2))
+    assert rms < 1e-3, rms
+    assert model.gauss_newton[-1].change < 1e-5
+    assert any(s.learned for s in model.gauss_newton)
+    # The equation at the collocation points, and N[u] predicted there, hold f.
+    value, spread = model.predict(Xi[:20], output="f")
+    np.testing.assert_allclose(value, f[:20], atol=1e-2 * np.max(np.abs(f)))
+    assert np.all(spread >= 0) and np.all(np.isfinite(spread))
+    # u's band covers the error (the band of the final linearisation)
+    z = np.abs(mean - elliptic_solution(G)) / np.sqrt(var + 1e-300)
+    assert np.mean(z < 3) > 0.8
+
+
+@pytest.mark.slow
+def test_burgers_by_gauss_newton_matches_burgers_reference():
+    nu = pigp.Parameter(0.1, trainable=False)
+    Xb, yb, Xi = burgers_data(300, 80)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers(nu))
+    model.fit(Xb, yb, Xi, np.zeros(len(Xi)))
+    gx, gt = np.linspace(-1, 1, 41), np.linspace(0, 1, 21)
+    G = np.array(np.meshgrid(gx, gt)).reshape(2, -1).T
+    mean, _ = model.predict(G)
+    rms = np.sqrt(np.mean((mean - burgers_reference(G, 0.1)) ** 2))
+    assert rms < 5e-3, rms
+
+
+@pytest.mark.slow
+def test_inverse_burgers_learns_the_viscosity_from_noisy_u_data():
+    true_nu = 0.1
+    rng = np.random.default_rng(3)
+    Xb, yb, Xi = burgers_data(250, 60)
+    X_u = np.c_[rng.uniform(-1, 1, 120), rng.uniform(0, 1, 120)]
+    y_u = burgers_reference(X_u, true_nu)
+    y_u = y_u + 0.01 * np.std(y_u) * rng.normal(size=len(y_u))
+    nu = pigp.Parameter(0.3, positive=True)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers(nu), noise_u=1e-4
+    )
+    boundary = pigp.Observations(Xb, yb, name="boundary")
+    model.fit(X_u, y_u, Xi, np.zeros(len(Xi)), observations=[boundary])
+    learned = model.parameter_values()["operator.nu"]
+    assert abs(learned - true_nu) < 0.05 * true_nu, learned
+    std = model.parameter_uncertainty()["operator.nu"]
+    assert 0 < std < 0.05 * true_nu
+    assert model.parameter_values()["noise_u"] > 0  # declared noisy: learned
+
+
+def test_save_and_load_predict_the_same(tmp_path):
+    nu = pigp.Parameter(0.1, trainable=False)
+    Xb, yb, Xi = burgers_data(40, 20)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.3, 0.5]), burgers(nu))
+    model.fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={"learn": "never", "iterations": 3})
+    path = tmp_path / "burgers.npz"
+    model.save(path)
+    loaded = pigp.load(path, custom_objects={})
+    X = np.random.default_rng(0).uniform(-1, 1, (10, 2))
+    for output in ("u", "x", "f"):
+        np.testing.assert_array_equal(loaded.predict(X, output)[0], model.predict(X, output)[0])
+    saved, back = model.parameter_values(), loaded.parameter_values()
+    assert sorted(saved) == sorted(back)
+    for name in saved:
+        np.testing.assert_array_equal(back[name], saved[name])
+
+
+def test_bad_equations_and_settings_are_refused_with_the_argument_named():
+    Xb, yb, Xi = burgers_data(20, 10)
+    nu = pigp.Parameter(0.1)
+    kernel = pigp.kernels.SquaredExponential()
+    not_pointwise = nonlinear(
+        lambda v, p: v["u"] - tf.reduce_mean(v["u"]), {"u": Identity}
+    ).with_dims("x", "t")
+    with pytest.raises(ValueError, match="pointwise"):
+        pigp.PIGP(kernel, not_pointwise).fit(Xb, yb, Xi, np.zeros(len(Xi)))
+    third = nonlinear(
+        lambda v, p: v["xxx"] + v["u"] ** 2, {"u": Identity, "xxx": D("x", 3)}
+    ).with_dims("x", "t")
+    with pytest.raises(ValueError, match="times"):  # Matern 5/2: two derivatives
+        pigp.PIGP(pigp.kernels.Matern52(), third).fit(Xb, yb, Xi, np.zeros(len(Xi)))
+    with pytest.raises(ValueError, match="auto"):
+        pigp.PIGP("auto", burgers(nu))
+    with pytest.raises(ValueError, match="X_f"):
+        pigp.PIGP(kernel, burgers(nu)).fit(Xb, yb)
+    with pytest.raises(ValueError, match="solver"):
+        pigp.PIGP(kernel, burgers(nu)).fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={"steps": 1})
+    with pytest.raises(ValueError, match="solver"):
+        pigp.PIGP(kernel, heat(1.0)).fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={})
+    with pytest.raises(ValueError, match="features"):
+        nonlinear(lambda v, p: v["u"], {"u": "u"})
+    with pytest.raises(ValueError, match="parameters"):
+        nonlinear(lambda v, p: v["u"], {"u": Identity}, {"nu": 0.1})
+    with pytest.raises(ValueError, match="operator"):
+        pigp.SparsePIGP(kernel, burgers(nu))
+
+
+def test_a_step_that_does_not_converge_warns():
+    nu = pigp.Parameter(0.05, trainable=False)
+    Xb, yb, Xi = burgers_data(60, 30)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers(nu))
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        model.fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={"learn": "never", "iterations": 1})
+    assert len(model.gauss_newton) == 1
