@@ -266,6 +266,10 @@ def _loss(model) -> float:
     )
 
 
+def _learns_equation(equation) -> bool:
+    return any(p.trainable for p in equation.parameters)
+
+
 def solve(
     model,
     data: Data,
@@ -296,7 +300,8 @@ def solve(
             are learned, Gauss-Newton first runs, learning, on the collocation points
             cut to evenly spaced ones so that all sets hold this many (the other sets
             whole); then on all the points, from that solution, with the parameters
-            held. None: all the points from the start.
+            held (learned once more at the first step there where the equation has a
+            trainable parameter). None: all the points from the start.
         start: the feature values (m, n) to linearise at first; None: u = 0.
 
     Returns:
@@ -309,18 +314,20 @@ def solve(
     if coarse is not None:
         steps = solve(model, coarse, train, iterations, tolerance, learn, verbose)
         start = _features(model, f.X, equation)
+        # A coefficient of the equation is learned once more on all the points, so that
+        # its Laplace interval is taken at the optimum of the model that predicts.
+        polish = "first" if _learns_equation(equation) else "never"
         return steps + solve(
-            model, data, train, iterations, tolerance, "never", verbose, None, start
+            model, data, train, iterations, tolerance, polish, verbose, None, start
         )
+    change = math.inf
     values = np.zeros((len(names), len(f.X))) if start is None else np.asarray(start)
     linearisation = Linearisation(equation, values, model.dtype)
     operator = linearisation.operator
     terms = tuple(operator.resolve(f.X.shape[1], model.dims))
     u_old = np.zeros(len(f.X)) if start is None else model._mean(f.X)
     merit = _rms(equation, values, f.y)
-    steps, learning, phases, change = [], learn != "never", 0, math.inf
-    if start is not None:
-        learning, phases = False, LEARN_PHASES
+    steps, learning, phases = [], learn != "never", 0
     for k in range(1, iterations + 1):
         linearisation.assign(values)
         rhs = linearisation.right_hand_side(f.y)

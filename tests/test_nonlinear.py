@@ -2,6 +2,11 @@
 equation through the nonlinear path against the linear model, solutions against
 closed forms and the Cole-Hopf reference, learned coefficients, errors, save/load."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -20,6 +25,7 @@ from pigp.nonlinear import Linearisation
 from pigp.operators import D, Identity, heat, laplacian, nonlinear
 
 PI = np.pi
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def elliptic_residual(v, p):
@@ -138,16 +144,19 @@ def test_nonlinear_elliptic_with_learned_hyper_parameters_matches_the_closed_for
 
 
 @pytest.mark.slow
-def test_burgers_by_gauss_newton_matches_burgers_reference():
-    nu = pigp.Parameter(0.1, trainable=False)
-    Xb, yb, Xi = burgers_data(300, 80)
-    model = pigp.PIGP(pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers(nu))
-    model.fit(Xb, yb, Xi, np.zeros(len(Xi)))
-    gx, gt = np.linspace(-1, 1, 41), np.linspace(0, 1, 21)
-    G = np.array(np.meshgrid(gx, gt)).reshape(2, -1).T
-    mean, _ = model.predict(G)
-    rms = np.sqrt(np.mean((mean - burgers_reference(G, 0.1)) ** 2))
-    assert rms < 5e-3, rms
+def test_the_burgers_example_matches_cole_hopf(tmp_path):
+    """``examples/burgers.py --quick`` (``pigp burgers``): nu = 0.1, 300 + 80 points."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "burgers.py"), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["rms_error"] < 5e-3, metrics["rms_error"]
+    assert metrics["gauss_newton_iterations"] >= 2 and metrics["last_change"] < 1e-5
+    assert (tmp_path / "burgers.png").stat().st_size > 10_000
 
 
 @pytest.mark.slow
