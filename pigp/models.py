@@ -269,7 +269,7 @@ class PIGP(Model):
         self.history, self.lbfgs_evaluations, self.rejected_steps = [], [], []
         self.noise_choice = {}
         for s in data.sets:  # an earlier fit may have found them exact: learn again
-            if s.noise_decided_by_fit and steps > 0:
+            if s.noise_decided_by_fit:
                 unpin(s.noise)
         objective = self.objective()
         Xs, y = data.tensors(self.dtype)

@@ -126,7 +126,7 @@ pigp.plotting.posterior_maps(
     mean,
     var,
     truth=truth,
-    points=np.concatenate([X_u, design["X_b"]]),
+    points={"u data": X_u, "boundary": design["X_b"]},
     axes=axes,
 )
 

@@ -131,9 +131,10 @@ def _grid(low, high, counts) -> np.ndarray:
     return np.stack([g.ravel() for g in np.meshgrid(*axes)], axis=1)
 
 
-def _solve(out, name, model, design, X_test, truth, extra, labels):
+def _solve(out, name, model, design, X_test, reference, extra, labels, bounds):
     from pigp import plotting
 
+    truth = reference(X_test)
     start = time.perf_counter()
     model.fit(design["X_b"], design["y_b"], design["X_f"], design["y_f"])
     seconds = time.perf_counter() - start
@@ -152,13 +153,16 @@ def _solve(out, name, model, design, X_test, truth, extra, labels):
         "parameters": jsonable(model.parameter_values()),
     }
 
+    X_map, _ = plotting.grid(60, bounds)
+    mean_map, var_map = model.predict(X_map)
+
     def draw(fig):
         plotting.posterior_maps(
-            X_test,
-            mean,
-            var,
-            truth=truth,
-            points=np.concatenate([design["X_b"], design["X_f"]]),
+            X_map,
+            mean_map,
+            var_map,
+            truth=reference(X_map),
+            points={"boundary": design["X_b"], "collocation": design["X_f"]},
             axes=fig.subplots(2, 2),
             labels=labels,
         )
@@ -186,7 +190,9 @@ def elliptic(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64
     )
     X = _grid((0, 0), (1, 1), (side, side))
     extra = {"seed": seed, "dtype": dtype}
-    return _solve(out, "elliptic", model, design, X, elliptic_solution(X), extra, ("x", "y"))
+    return _solve(
+        out, "elliptic", model, design, X, elliptic_solution, extra, ("x", "y"), ((0, 1), (0, 1))
+    )
 
 
 def burgers(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64") -> dict:
@@ -210,7 +216,17 @@ def burgers(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64"
     )
     X = _grid((-1, 0), (1, 1), (101, 51))
     extra = {"seed": seed, "dtype": dtype, "nu": nu}
-    return _solve(out, "burgers", model, design, X, burgers_reference(X, nu), extra, ("x", "t"))
+    return _solve(
+        out,
+        "burgers",
+        model,
+        design,
+        X,
+        lambda points: burgers_reference(points, nu),
+        extra,
+        ("x", "t"),
+        ((-1, 1), (0, 1)),
+    )
 
 
 NONLINEAR = {"elliptic": elliptic, "burgers": burgers}
