@@ -46,6 +46,7 @@ from pigp.experiments.nonlinear import (
     elliptic_design,
     elliptic_equation,
     elliptic_solution,
+    rectangle_grid,
 )
 from pigp.operators import D
 
@@ -136,12 +137,7 @@ def darcy_rows(seed: int, interior: int, boundary: int) -> dict:
     return row
 
 
-def _grid(low, high, counts) -> np.ndarray:
-    axes = [np.linspace(a, b, n) for a, b, n in zip(low, high, counts)]
-    return np.stack([g.ravel() for g in np.meshgrid(*axes)], axis=1)
-
-
-BURGERS_GRID = _grid((-1, 0), (1, 1), (101, 51))
+BURGERS_GRID = rectangle_grid((-1, 0), (1, 1), (101, 51))
 
 
 def _rms(mean, truth) -> float:
@@ -164,7 +160,7 @@ def elliptic_row(seed: int) -> dict:
     start = time.perf_counter()
     model.fit(design["X_b"], design["y_b"], design["X_f"], design["y_f"])
     seconds = time.perf_counter() - start
-    X = _grid((0, 0), (1, 1), (100, 100))
+    X = rectangle_grid((0, 0), (1, 1), (100, 100))
     mean, _ = model.predict(X)
     return {
         "problem": "elliptic 900+124",

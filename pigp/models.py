@@ -352,7 +352,7 @@ class PIGP(Model):
                 "X_f: a nonlinear equation needs collocation points X_f and the right-hand "
                 "side y_f there (zeros for N[u] = 0)"
             )
-        check_equation(self.operator, self.kernel, self.dtype)
+        check_equation(self.operator, self.dtype)
         for s in data.sets:
             # The marginal likelihood of a linearised model can explain boundary data
             # as noise and settle on a trivial solution: data of undeclared noise are

@@ -28,6 +28,7 @@ import numpy as np
 
 from ._tensorflow import tf
 from .data import Data
+from .objective import gaussian_nll
 from .operators import Nonlinear, Operator
 from .parameters import Coefficient
 
@@ -101,26 +102,26 @@ class Linearisation:
     def jacobian(self, dtype=tf.float64) -> list:
         """``[dF/dv_a]``: per feature, the partial derivatives at the n points, (n,) each,
         with the parameters' current (or substituted) values."""
-        columns = tf.unstack(tf.cast(self.values, dtype), num=len(self.names))
-        with tf.GradientTape() as tape:
-            tape.watch(columns)
-            residual = self._residual(columns, dtype)
-        return tape.gradient(residual, columns, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return self._residual_and_partials(tf.cast(self.values, dtype), dtype)[1]
 
-    def _residual(self, columns, dtype):
+    def _residual_and_partials(self, values, dtype) -> tuple:
+        """``F`` at the feature values ``values`` (m, n) and its partials by a tape."""
+        columns = tf.unstack(values, num=len(self.names))
         p = {k: q.value(dtype) for k, q in self.equation.parameters_by_name.items()}
-        v = dict(zip(self.names, columns))
-        return tf.convert_to_tensor(self.equation.residual(v, p), dtype)
-
-    def right_hand_side(self, y: np.ndarray) -> np.ndarray:
-        """``f - F(v_k) + sum_a c_a v_a,k`` at the n points, for data ``y = f``."""
-        columns = tf.unstack(tf.constant(self.values.numpy(), tf.float64), num=len(self.names))
         with tf.GradientTape() as tape:
             tape.watch(columns)
-            residual = self._residual(columns, tf.float64)
+            residual = tf.convert_to_tensor(
+                self.equation.residual(dict(zip(self.names, columns)), p), dtype
+            )
         partials = tape.gradient(
             residual, columns, unconnected_gradients=tf.UnconnectedGradients.ZERO
         )
+        return residual, partials, columns
+
+    def right_hand_side(self, y: np.ndarray) -> np.ndarray:
+        """``f - F(v_k) + sum_a c_a v_a,k`` at the n points, for data ``y = f``."""
+        values = tf.constant(self.values.numpy(), tf.float64)
+        residual, partials, columns = self._residual_and_partials(values, tf.float64)
         linear = tf.add_n([c * v for c, v in zip(partials, columns)])
         return np.asarray(y, np.float64) - residual.numpy() + linear.numpy()
 
@@ -157,17 +158,11 @@ class Linearised(Operator):
         return f"Linearised({self.linearisation.equation!r})"
 
 
-def check_equation(equation: Nonlinear, kernel, dtype=tf.float64) -> None:
+def check_equation(equation: Nonlinear, dtype=tf.float64) -> None:
     """Refuse an equation whose residual is not a pointwise function of the features
-    (shape (n,) from features of shape (n,), each point's value its own features'),
-    is not differentiable by a tape, or needs derivatives the kernel has not."""
-    from .covariance import check_smoothness
-
-    for name, operator in equation.features.items():
-        dims = equation.dims
-        terms = operator.resolve(len(dims), dims) if dims else None
-        if terms is not None:
-            check_smoothness(kernel, terms, f"features[{name!r}]")
+    (shape (n,) from features of shape (n,), each point's value its own features') or
+    is not differentiable by a tape. (Features the kernel is not smooth enough for
+    are refused earlier, where ``fit`` validates the collocation set against them.)"""
     rng = np.random.default_rng(0)
     names = list(equation.features)
     values = rng.uniform(0.5, 1.5, size=(len(names), 5))
@@ -257,13 +252,9 @@ def _coarse(data: Data, f, points: int):
 def _loss(model) -> float:
     """The negative log marginal likelihood from the model's posterior snapshot."""
     posterior = model.posterior()
-    _, y = model.data.tensors(tf.float64)
-    y = y.numpy()
-    return float(
-        0.5 * y @ posterior.alpha
-        + np.sum(np.log(np.diag(posterior.chol)))
-        + 0.5 * len(y) * math.log(2 * math.pi)
-    )
+    y = model.data.tensors(tf.float64)[1].numpy()
+    log_diag = float(np.sum(np.log(np.diag(posterior.chol))))
+    return float(gaussian_nll(float(y @ posterior.alpha), log_diag, len(y)))
 
 
 def _learns_equation(equation) -> bool:

@@ -28,6 +28,7 @@ __all__ = [
     "burgers_reference",
     "burgers_design",
     "burgers_equation",
+    "rectangle_grid",
 ]
 
 PI = np.pi
@@ -126,7 +127,8 @@ def burgers_equation(nu):
     return nonlinear(_burgers, features, {"nu": nu}).with_dims("x", "t")
 
 
-def _grid(low, high, counts) -> np.ndarray:
+def rectangle_grid(low, high, counts) -> np.ndarray:
+    """The points of a grid of ``counts`` per column from ``low`` to ``high``."""
     axes = [np.linspace(a, b, n) for a, b, n in zip(low, high, counts)]
     return np.stack([g.ravel() for g in np.meshgrid(*axes)], axis=1)
 
@@ -188,7 +190,7 @@ def elliptic(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64
     model = pigp.PIGP(
         pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.2]), elliptic_equation(), dtype=dtype
     )
-    X = _grid((0, 0), (1, 1), (side, side))
+    X = rectangle_grid((0, 0), (1, 1), (side, side))
     extra = {"seed": seed, "dtype": dtype}
     return _solve(
         out, "elliptic", model, design, X, elliptic_solution, extra, ("x", "y"), ((0, 1), (0, 1))
@@ -214,7 +216,7 @@ def burgers(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64"
         burgers_equation(nu),
         dtype=dtype,
     )
-    X = _grid((-1, 0), (1, 1), (101, 51))
+    X = rectangle_grid((-1, 0), (1, 1), (101, 51))
     extra = {"seed": seed, "dtype": dtype, "nu": nu}
     return _solve(
         out,
