@@ -23,8 +23,8 @@ from . import io
 from ._tensorflow import tf
 from .covariance import block, check_smoothness
 from .data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
-from .kernels import Kernel
-from .operators import Identity, Nonlinear, Operator
+from .kernels import Fields, Kernel
+from .operators import Identity, Nonlinear, Operator, field
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
 
@@ -51,9 +51,16 @@ class Model(tf.Module):
         name: str | None = None,
     ):
         super().__init__(name=name)
+        if isinstance(kernel, dict):
+            kernel = Fields(kernel)
         kernel = self._kernel_argument(kernel)
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
+        if isinstance(kernel, Fields) and isinstance(operator, Nonlinear):
+            raise ValueError(
+                "kernel: a nonlinear equation acts on one field; pass one kernel, e.g. "
+                "pigp.kernels.SquaredExponential()"
+            )
         if not isinstance(operator, (Operator, Nonlinear)):
             raise ValueError(
                 f"operator: expected a pigp.operators.Operator or a nonlinear equation "
@@ -111,7 +118,7 @@ class Model(tf.Module):
             return {**out, "noise_u": self.noise_u, "noise_f": self.noise_f}
         for s in self.data.sets:
             out[self._noise_name(s.name)] = s.noise
-            for coefficient, _ in s.terms:
+            for coefficient, *_ in s.terms:
                 for p in coefficient.parameters:
                     if not any(p is q for q in out.values()):
                         out[f"{s.name}.{p.label or p.name}"] = p
@@ -207,9 +214,23 @@ class Model(tf.Module):
                 "predict, covariance of data or log_marginal_likelihood"
             )
 
+    @property
+    def fields(self) -> tuple | None:
+        """The names of the latent fields of a model of several (``kernel`` a dict, a
+        ``pigp.kernels.Fields``), None for a model of one field u."""
+        return self.kernel.names if isinstance(self.kernel, Fields) else None
+
     def _output_terms(self, output, input_dim: int) -> tuple:
+        fields = self.fields
+        if isinstance(output, str) and fields is not None and output in fields:
+            output = field(output)
         if isinstance(output, Operator):  # column names: the model's, else its operator's
-            terms = output.resolve(input_dim, self.dims or self.operator.dims)
+            terms = output.resolve(input_dim, self.dims or self.operator.dims, fields)
+        elif output == "u" and fields is not None:
+            raise ValueError(
+                f"output: the model's fields are {fields}; predict one by name, e.g. "
+                f"output={fields[0]!r}, or any operator of them"
+            )
         elif output == "u":
             terms = Identity.resolve(input_dim)
         elif isinstance(self.operator, Nonlinear) and output in self.operator.features:
@@ -221,13 +242,15 @@ class Model(tf.Module):
                 "covariance() takes feature names or operators"
             )
         elif output == "f":
-            terms = self.operator.resolve(input_dim, self.dims)
+            terms = self.operator.resolve(input_dim, self.dims, fields)
         else:
             found = None if self.data is None else self.data.get(output)
             if found is None:
-                known = list(RESERVED_NAMES) + [
-                    n for n in (self.data.names if self.data else ()) if n not in RESERVED_NAMES
-                ]
+                known = (
+                    list(fields or ())
+                    + list(RESERVED_NAMES)
+                    + [n for n in (self.data.names if self.data else ()) if n not in RESERVED_NAMES]
+                )
                 raise ValueError(f"output: expected one of {known} or an Operator, got {output!r}")
             terms = found.terms
         check_smoothness(self.kernel, terms, "output")

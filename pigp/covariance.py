@@ -6,6 +6,10 @@ For operators ``L = sum_a c_a d^a`` (acting on the first argument) and
 derivative in the second argument is one in the difference with a sign,
 ``d'^b = (-1)^|b| d^b``, so only derivatives of ``k(r)`` in ``r = z - z'`` are
 taken, and terms sharing ``a + b`` are evaluated once.
+
+With several latent fields (``pigp.kernels.Fields``), each resolved term names the
+field it acts on, ``(c_a, a, f)``, and a block is the sum over fields of the
+single-field blocks of the terms on that field: ``sum_f L_f k_f M_f'``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 
 from ._tensorflow import tf
 from .derivatives import partials
+from .kernels import Fields
 
 __all__ = [
     "operator_pair",
@@ -30,11 +35,22 @@ __all__ = [
     "large",
     "LARGE_FROM",
     "check_smoothness",
+    "on_field",
 ]
+
+
+def on_field(terms, field: str) -> list:
+    """The terms ``(c, index, field)`` of a model of several fields that act on
+    ``field``, as the single-field terms ``(c, index)``."""
+    return [(c, index) for c, index, f in terms if f == field]
 
 
 def check_smoothness(kernel, terms, what: str) -> None:
     """Refuse operators of higher order than the kernel can be differentiated."""
+    if isinstance(kernel, Fields):
+        for field, k in kernel.kernels.items():
+            check_smoothness(k, on_field(terms, field), f"{what} (field {field!r})")
+        return
     order = max((sum(index) for _, index in terms), default=0)
     if order > kernel.max_order:
         raise ValueError(
@@ -56,7 +72,7 @@ def term_weights(terms) -> list:
     it is used (``_weight``): a scalar where it is built from parameters, a vector
     over the points where it varies with the inputs (``Coefficient.functions``).
     """
-    return [c.constant if not (c.parameters or c.varies) else c for c, _ in terms]
+    return [c.constant if not (c.parameters or c.varies) else c for c, *_ in terms]
 
 
 def _varies(weight) -> bool:
@@ -195,13 +211,43 @@ def _leibniz(f: list, g: list) -> list:
 
 
 def block(kernel, X1: tf.Tensor, X2: tf.Tensor, left: list, right: list) -> tf.Tensor:
-    """The prior covariance block ``cov(L u(X1), M u(X2))`` of shape ``(n, m)``."""
+    """The prior covariance block ``cov(L u(X1), M u(X2))`` of shape ``(n, m)``; with
+    several fields, the sum over fields of their blocks."""
+    if isinstance(kernel, Fields):
+        return _field_sum(
+            kernel,
+            left,
+            right,
+            lambda k, left_f, right_f: block(k, X1, X2, left_f, right_f),
+            X1.dtype,
+            [tf.shape(X1)[0], tf.shape(X2)[0]],
+        )
     return operator_pair(kernel, X1[:, None, :], X2[None, :, :], left, right, (X1, X2, True))
 
 
 def block_diag(kernel, X: tf.Tensor, left: list, right: list) -> tf.Tensor:
     """The diagonal ``cov(L u(x_i), M u(x_i))`` of shape ``(n,)``."""
+    if isinstance(kernel, Fields):
+        return _field_sum(
+            kernel,
+            left,
+            right,
+            lambda k, left_f, right_f: block_diag(k, X, left_f, right_f),
+            X.dtype,
+            [tf.shape(X)[0]],
+        )
     return operator_pair(kernel, X, X, left, right, (X, X, False))
+
+
+def _field_sum(kernel, left, right, single, dtype, shape) -> tf.Tensor:
+    """``sum_f single(k_f, left_f, right_f)`` over the fields both sides act on (zeros
+    of ``shape`` where they share none)."""
+    parts = []
+    for field, k in kernel.kernels.items():
+        left_f, right_f = on_field(left, field), on_field(right, field)
+        if left_f and right_f:
+            parts.append(single(k, left_f, right_f))
+    return tf.add_n(parts) if parts else tf.zeros(shape, dtype)
 
 
 #: From this many values on, ``joint`` assembles ``K`` block by block (below, it
@@ -234,6 +280,15 @@ def whole_gradient(kernel, Xs, dtype) -> bool:
     program compiles sooner, which is what a first fit waits for."""
     if not whole(Xs):
         return False
+    return all(_one_profile(k, dtype) for k in _kernels(kernel))
+
+
+def _kernels(kernel) -> list:
+    """The single-field kernels of ``kernel``: its fields' or itself."""
+    return list(kernel.kernels.values()) if isinstance(kernel, Fields) else [kernel]
+
+
+def _one_profile(kernel, dtype) -> bool:
     factors = kernel.separable(dtype) if kernel.stationary else None
     return factors is None or all(len(column) <= 1 for _, columns in factors for column in columns)
 
@@ -294,15 +349,35 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     compiled). ``K`` is exactly symmetric: ``d^a k`` at ``-r`` is ``(-1)^|a|``
     times its value at ``r`` to the bit.
     """
+    K = _prior_whole(kernel, Xs, [s.terms for s in sets], dtype)
     sizes = [int(X.shape[0]) for X in Xs]
+    diag = tf.linalg.diag_part(K)
+    extra, start = [], 0
+    for n, s in zip(sizes, sets):
+        extra.append(tf.fill([n], _diagonal_extra(diag[start : start + n], s.noise, jitter, dtype)))
+        start += n
+    return tf.linalg.set_diag(K, diag + tf.concat(extra, axis=0))
+
+
+def _prior_whole(kernel, Xs, terms: list, dtype) -> tf.Tensor:
+    """The prior part of ``_joint_whole`` (no noise, no jitter) for the resolved terms
+    of each set; with several fields, the sum over fields."""
+    sizes = [int(X.shape[0]) for X in Xs]
+    if isinstance(kernel, Fields):
+        parts = [
+            _prior_whole(k, Xs, [on_field(t, field) for t in terms], dtype)
+            for field, k in kernel.kernels.items()
+            if any(on_field(t, field) for t in terms)
+        ]
+        return tf.add_n(parts) if parts else tf.zeros([sum(sizes)] * 2, dtype)
     count = len(Xs)
     membership = np.repeat(np.arange(count), sizes)
     X = tf.concat(Xs, axis=0)
-    weights = [term_weights(s.terms) for s in sets]
+    weights = [term_weights(t) for t in terms]
     pairs_of = defaultdict(dict)  # index -> {(i, j): [(sign, term of i, term of j)]}
     for i in range(count):
         for j in range(count):
-            for key, pairs in _term_pairs(kernel, sets[i].terms, sets[j].terms).items():
+            for key, pairs in _term_pairs(kernel, terms[i], terms[j]).items():
                 pairs_of[key][i, j] = pairs
     values = _partials(kernel, X[:, None, :], X[None, :, :], pairs_of.keys())
     K = None
@@ -331,12 +406,7 @@ def _joint_whole(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
         if varying is not None:
             term += varying * values[key]
         K = term if K is None else K + term
-    diag = tf.linalg.diag_part(K)
-    extra, start = [], 0
-    for n, s in zip(sizes, sets):
-        extra.append(tf.fill([n], _diagonal_extra(diag[start : start + n], s.noise, jitter, dtype)))
-        start += n
-    return tf.linalg.set_diag(K, diag + tf.concat(extra, axis=0))
+    return K
 
 
 def _spread(weight, i: int, Xs, dtype) -> tf.Tensor:
@@ -354,8 +424,8 @@ def _term_pairs(kernel, left: list, right: list) -> dict:
     into ``r = x1 - x2`` (``index_a + index_b``, sign ``(-1)^|index_b|``), else into
     ``(x1, x2)`` (``index_a`` then ``index_b``, sign 1)."""
     pairs = defaultdict(list)
-    for a, (_, index_a) in enumerate(left):
-        for b, (_, index_b) in enumerate(right):
+    for a, (_, index_a, *_) in enumerate(left):
+        for b, (_, index_b, *_) in enumerate(right):
             if kernel.stationary:
                 key = tuple(i + j for i, j in zip(index_a, index_b))
                 pairs[key].append(((-1.0) ** sum(index_b), a, b))

@@ -32,6 +32,7 @@ __all__ = [
     "Sum",
     "Product",
     "Custom",
+    "Fields",
 ]
 
 
@@ -573,3 +574,65 @@ class Custom(Kernel):
 
     def stationary_pair(self, r):
         return self.pair(r, tf.zeros_like(r))
+
+
+class Fields(Kernel):
+    """Independent Gaussian-process priors on several latent fields, one kernel each.
+
+    With fields ``g_f ~ GP(0, k_f)`` and every observed quantity a sum of linear
+    operators on them, ``y = sum_f L_f g_f``, the covariance of two quantities is the
+    sum over fields of the single-field blocks: ``cov(y_i, y_j) = sum_f L_i,f L'_j,f
+    k_f`` (``pigp.covariance.block``). Operators name the field they act on
+    (``pigp.operators.field``). ``PIGP({"psi": k1, "p": k2}, ...)`` builds this.
+
+    Args:
+        kernels: ``{field name: Kernel}``, at least one; the names are identifiers
+            (``"u"``, ``"psi"``), and the parameters appear as ``"NAME.variance"``...
+    """
+
+    def __init__(self, kernels: dict, name: str | None = None):
+        super().__init__(name=name)
+        if not isinstance(kernels, dict) or not kernels:
+            raise ValueError(
+                "kernels: expected a dict from field names to kernels, e.g. "
+                f"{{'psi': SquaredExponential(), 'p': SquaredExponential()}}, got {kernels!r}"
+            )
+        for field, kernel in kernels.items():
+            if not (isinstance(field, str) and field.isidentifier()):
+                raise ValueError(
+                    f"kernels: expected field names that are identifiers, got {field!r}"
+                )
+            if not isinstance(kernel, Kernel) or isinstance(kernel, Fields):
+                raise ValueError(
+                    f"kernels[{field!r}]: expected a pigp.kernels.Kernel of one field, "
+                    f"got {kernel!r}"
+                )
+        self.kernels = dict(kernels)
+        self.max_order = min(k.max_order for k in self.kernels.values())
+
+    @property
+    def names(self) -> tuple:
+        """The field names, in the order given."""
+        return tuple(self.kernels)
+
+    def build(self, X):
+        for kernel in self.kernels.values():
+            kernel.build(X)
+
+    @property
+    def parameters(self) -> dict:
+        return {
+            f"{field}.{k}": v
+            for field, kernel in self.kernels.items()
+            for k, v in kernel.parameters.items()
+        }
+
+    def get_config(self) -> dict:
+        return {"kernels": dict(self.kernels)}
+
+    def pair(self, x1, x2):
+        raise ValueError(
+            "Fields: a prior on several fields has no single k(x1, x2); covariances are "
+            "sums over fields of operator blocks (pigp.covariance.block with terms that "
+            "name their fields), e.g. model.covariance(X, output=...)"
+        )

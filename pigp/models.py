@@ -430,7 +430,7 @@ class PIGP(Model):
     def _warn_at_bounds(self) -> None:
         """Warn about coefficients of operators that ended the fit at the lower bound of
         a positive parameter (the data may ask for a value beyond it)."""
-        coefficients = {id(p) for s in self.data.sets for c, _ in s.terms for p in c.parameters}
+        coefficients = {id(p) for s in self.data.sets for c, *_ in s.terms for p in c.parameters}
         stuck = [
             name
             for name, p in self.trainable_parameters()

@@ -135,7 +135,7 @@ class Linearised(Operator):
         equation = linearisation.equation
         terms = []
         for partial, name in zip(linearisation.partials, linearisation.names):
-            for c, orders in equation.features[name].terms:
+            for c, orders, _ in equation.features[name].terms:
                 terms.append((Coefficient(c.constant, (), (partial,)), dict(orders)))
         super().__init__(terms, equation.dims)
         self.linearisation = linearisation

@@ -308,8 +308,27 @@ class Objective:
             tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads], unconstrained
         )
 
+    def _values_and_chain(self):
+        """Two compiled programs of this key for the LAPACK path: ``unconstrained ->
+        values`` and ``(unconstrained, dvalues) -> gradients in the trained
+        variables`` (eagerly, the tape through the parameters' transforms costs
+        more per call than the factorisation of a few hundred values)."""
+
+        def values(unconstrained):
+            return tuple(tf.cast(v, tf.float64) for v in self.values_of(unconstrained))
+
+        def chain(unconstrained, dvalues):
+            values, values_tape = self._values_and_tape(unconstrained)
+            return self._chain(values_tape, values, dvalues, unconstrained)
+
+        return (
+            self.program("values", lambda: tf.function(values, autograph=False)),
+            self.program("chain", lambda: tf.function(chain, autograph=False)),
+        )
+
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
-        values, values_tape = self._values_and_tape(self.unconstrained)
+        values_program, chain_program = self._values_and_chain()
+        values = values_program(self.unconstrained)
         K = self._gram(Xs, values).numpy()
         # K is symmetric, so its C-ordered memory is also K in Fortran order.
         potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
@@ -324,7 +343,7 @@ class Objective:
         inverse, _ = potri(chol, lower=1, overwrite_c=1)
         # Fortran lower triangle = upper triangle of the C-ordered transpose.
         dvalues = self._gram_vjp(Xs, values, inverse.T, alpha)
-        grads = self._chain(values_tape, values, dvalues, self.unconstrained)
+        grads = chain_program(self.unconstrained, tuple(dvalues))
         return self._with_penalty(
             tf.constant(loss, tf.float64),
             [tf.cast(g, tf.float64) for g in grads],

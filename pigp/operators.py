@@ -5,12 +5,17 @@ multi-index over the input columns. Columns are named (``"x"``, ``"t"``) or
 indexed (``0``, ``1``); names are matched to columns through ``dims``, declared
 once on the operator or on the model. Coefficients are numbers, learnable
 ``pigp.Parameter`` objects, known functions of the inputs (a coefficient that
-varies from point to point), and products of them.
+varies from point to point), and products of them. In a model of several latent
+fields each term names the field it acts on: ``field("psi")`` is the identity on
+the field ``psi``, ``D("y") @ field("psi")`` its derivative, and a sum may mix
+fields (``D("x") @ u + D("y") @ v``).
 
     from pigp.operators import D
     L = (D("t") - 0.5 * D("x", 2)).with_dims("x", "t")   # heat, alpha = 0.5
     a = lambda X: 1.0 + tf.square(X[:, 0])                # a(x) = 1 + x^2
     darcy = -(a * D(0, 2)) - (lambda X: 2.0 * X[:, 0]) * D(0)   # -(a u')'
+    psi = field("psi")
+    u, v = D("y") @ psi, -(D("x") @ psi)                  # divergence-free velocity
 """
 
 from __future__ import annotations
@@ -22,7 +27,17 @@ import numpy as np
 from ._tensorflow import tf
 from .parameters import Coefficient, Parameter
 
-__all__ = ["Operator", "D", "Identity", "heat", "laplacian", "apply", "Nonlinear", "nonlinear"]
+__all__ = [
+    "Operator",
+    "D",
+    "Identity",
+    "field",
+    "heat",
+    "laplacian",
+    "apply",
+    "Nonlinear",
+    "nonlinear",
+]
 
 
 class Operator:
@@ -34,13 +49,19 @@ class Operator:
     and composition ``L1 @ L2`` (or ``L1 * L2``).
 
     Args:
-        terms: pairs ``(coefficient, orders)``, ``orders`` a dict from a column
-            name or index to a derivative order.
+        terms: ``(coefficient, orders)`` or ``(coefficient, orders, field)``,
+            ``orders`` a dict from a column name or index to a derivative order,
+            ``field`` the name of the latent field the term acts on (None: the
+            model's one field).
         dims: names of the input columns in order, e.g. ``("x", "t")``, or None.
+
+    Attributes:
+        terms: ``((Coefficient, orders, field), ...)``, ``orders`` a sorted tuple of
+            ``(column, order)`` pairs.
     """
 
     def __init__(self, terms=(), dims=None):
-        self.terms = tuple((Coefficient.of(c), _freeze(orders)) for c, orders in terms)
+        self.terms = tuple(_term(*term) for term in terms)
         self.dims = None if dims is None else _check_dims(dims)
 
     # ----- construction ---------------------------------------------------------------
@@ -66,7 +87,7 @@ class Operator:
     __radd__ = __add__
 
     def __neg__(self):
-        return Operator(((-c, dict(o)) for c, o in self.terms), self.dims)
+        return Operator(((-c, dict(o), f) for c, o, f in self.terms), self.dims)
 
     def __sub__(self, other):
         other = _as_operator(other)
@@ -84,16 +105,23 @@ class Operator:
             scale = Coefficient.of(other)
         except ValueError:
             return NotImplemented
-        return Operator(((scale * c, dict(o)) for c, o in self.terms), self.dims)
+        return Operator(((scale * c, dict(o), f) for c, o, f in self.terms), self.dims)
 
     __rmul__ = __mul__
 
     def __matmul__(self, other: Operator) -> Operator:
         """Composition ``(L1 @ L2) u = L1 (L2 u)``; exact where ``L2``'s coefficients are
-        constant (a coefficient that varies would be differentiated too: refused)."""
+        constant (a coefficient that varies would be differentiated too: refused).
+        At most one side names fields: ``D("x") @ field("u")`` is ``u_x``."""
         if not isinstance(other, Operator):
             return NotImplemented
-        if self.order > 0 and any(c.varies for c, _ in other.terms):
+        if self.fields and other.fields:
+            raise ValueError(
+                f"operator @ operator: both sides act on fields ({self.fields} and "
+                f"{other.fields}); a field's operator is applied to a field, e.g. "
+                "D('x') @ field('u')"
+            )
+        if self.order > 0 and any(c.varies for c, *_ in other.terms):
             raise ValueError(
                 "operator @ operator: the right operator has a coefficient that varies "
                 "with the inputs, which the left one's derivatives would differentiate; "
@@ -101,52 +129,67 @@ class Operator:
                 "D('x') @ (a * D('x'))"
             )
         terms = []
-        for c1, o1 in self.terms:
-            for c2, o2 in other.terms:
+        for c1, o1, f1 in self.terms:
+            for c2, o2, f2 in other.terms:
                 orders = Counter(dict(o1))
                 orders.update(dict(o2))
-                terms.append((c1 * c2, dict(orders)))
+                terms.append((c1 * c2, dict(orders), f1 if f1 is not None else f2))
         return Operator(terms, self._merged_dims(other))
 
     # ----- inspection -----------------------------------------------------------------
     @property
     def order(self) -> int:
         """The highest total derivative order of any term (0 for the identity)."""
-        return max((sum(n for _, n in o) for _, o in self.terms), default=0)
+        return max((sum(n for _, n in o) for _, o, _ in self.terms), default=0)
+
+    @property
+    def fields(self) -> tuple:
+        """The distinct fields the terms name, in order of appearance (empty for an
+        operator of the one field)."""
+        return tuple(dict.fromkeys(f for *_, f in self.terms if f is not None))
 
     @property
     def parameters(self) -> list:
         """The distinct ``Parameter`` objects among the coefficients."""
         seen = []
-        for c, _ in self.terms:
+        for c, *_ in self.terms:
             for p in c.parameters:
                 if not any(p is q for q in seen):
                     seen.append(p)
         return seen
 
     def get_config(self) -> dict:
-        """``{"terms": [[Coefficient, [[column, order], ...]], ...], "dims": ...}``."""
+        """``{"terms": [[Coefficient, [[column, order], ...]] (and the field, where a
+        term names one), ...], "dims": ...}``."""
         return {
-            "terms": [[c, [list(pair) for pair in orders]] for c, orders in self.terms],
+            "terms": [
+                [c, [list(pair) for pair in orders]] + ([] if f is None else [f])
+                for c, orders, f in self.terms
+            ],
             "dims": None if self.dims is None else list(self.dims),
         }
 
     @classmethod
     def from_config(cls, config: dict) -> Operator:
         return cls(
-            [(c, {key: n for key, n in orders}) for c, orders in config["terms"]], config["dims"]
+            [(c, {key: n for key, n in orders}, *f) for c, orders, *f in config["terms"]],
+            config["dims"],
         )
 
-    def resolve(self, input_dim: int, dims=None) -> list:
-        """Terms as ``[(Coefficient, multi_index)]`` with one order per input column.
+    def resolve(self, input_dim: int, dims=None, fields=None) -> list:
+        """Terms as ``[(Coefficient, multi_index)]`` with one order per input column, or
+        ``[(Coefficient, multi_index, field)]`` in a model of several fields.
 
         Args:
             input_dim: the number of columns of X.
             dims: column names to use when the operator has none of its own.
+            fields: the model's field names (``pigp.kernels.Fields.names``), or None
+                for a model of one field.
 
         Raises:
             ValueError: a named column is not among ``dims``, an index is out of
-                range, or ``dims`` has the wrong length.
+                range, or ``dims`` has the wrong length; a term names a field the
+                model does not have, or none where the model has several.
         """
         dims = self.dims if self.dims is not None else (None if dims is None else _check_dims(dims))
         if dims is not None and len(dims) != input_dim:
@@ -154,19 +197,40 @@ class Operator:
                 f"X: the operator's dims {dims} name {len(dims)} columns, but X has {input_dim}"
             )
         resolved = []
-        for coefficient, orders in self.terms:
+        for coefficient, orders, f in self.terms:
             index = [0] * input_dim
             for key, n in orders:
                 index[_column(key, dims, input_dim)] += n
-            resolved.append((coefficient, tuple(index)))
+            if fields is None:
+                if f is not None:
+                    raise ValueError(
+                        f"operator: a term acts on the field {f!r}, but the model has one "
+                        "field; give it a kernel per field, e.g. PIGP({'u': kernel_u, "
+                        "'v': kernel_v}, ...)"
+                    )
+                resolved.append((coefficient, tuple(index)))
+                continue
+            if f is None and len(fields) == 1:
+                f = fields[0]
+            if f not in fields:
+                raise ValueError(
+                    f"operator: the model's fields are {tuple(fields)}, but "
+                    + (
+                        f"a term acts on {f!r}"
+                        if f is not None
+                        else f"the term {coefficient!r}*{_derivative(orders)} names no "
+                        "field; apply it to one, e.g. D('x') @ field('u')"
+                    )
+                )
+            resolved.append((coefficient, tuple(index), f))
         return resolved
 
     def __repr__(self) -> str:
         if not self.terms:
             return "Operator(0)"
         parts = []
-        for c, orders in self.terms:
-            d = "".join(f"d{k}" + (f"^{n}" if n > 1 else "") for k, n in orders) or "I"
+        for c, orders, f in self.terms:
+            d = _derivative(orders) + ("" if f is None else f"[{f}]")
             parts.append(f"{c!r}*{d}")
         dims = f", dims={self.dims}" if self.dims else ""
         return f"Operator({' + '.join(parts)}{dims})"
@@ -211,6 +275,26 @@ def laplacian(*dims) -> Operator:
     if not dims:
         raise ValueError("dims: expected at least one column name")
     return sum((D(c, 2) for c in dims[1:]), D(dims[0], 2))
+
+
+def field(name: str) -> Operator:
+    """The identity on the latent field ``name`` of a model of several fields:
+    ``field("p")`` observes the pressure, ``D("y") @ field("psi")`` a derivative of
+    the stream function. The model's kernel is then a dict ``{name: kernel}``
+    (``pigp.kernels.Fields``)."""
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ValueError(f"name: expected a field name that is an identifier, got {name!r}")
+    return Operator([(1.0, {}, name)])
+
+
+def _term(coefficient, orders, field=None) -> tuple:
+    if field is not None and not (isinstance(field, str) and field.isidentifier()):
+        raise ValueError(f"field: expected a field name that is an identifier, got {field!r}")
+    return (Coefficient.of(coefficient), _freeze(orders), field)
+
+
+def _derivative(orders) -> str:
+    return "".join(f"d{k}" + (f"^{n}" if n > 1 else "") for k, n in orders) or "I"
 
 
 def _freeze(orders) -> tuple:
@@ -268,13 +352,19 @@ def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.nd
     from .derivatives import partials
 
     X = tf.convert_to_tensor(X, dtype)
-    terms = operator.resolve(X.shape[1], dims)
+    fields = operator.fields or None
+    if fields is not None and not isinstance(function, dict):
+        raise ValueError(
+            f"function: the operator acts on the fields {fields}; expected a dict from "
+            "each field name to its function"
+        )
+    functions = function if fields is not None else {None: function}
+    terms = operator.resolve(X.shape[1], dims, fields)
     columns = tf.unstack(X, axis=1)
-    values = partials(
-        lambda cols: function(tf.stack(cols, axis=1)), columns, {index for _, index in terms}
-    )
     total = tf.zeros(tf.shape(X)[:1], dtype)
-    for coefficient, index in terms:
+    for coefficient, index, *f in terms:
+        u = functions[f[0] if f else None]
+        values = partials(lambda cols, u=u: u(tf.stack(cols, axis=1)), columns, [index])
         total += coefficient.value(dtype, X) * values[index]
     return total.numpy()
 
@@ -313,7 +403,12 @@ class Nonlinear:
                     f"features: expected names (str) mapped to pigp Operators, got "
                     f"{name!r}: {operator!r}"
                 )
-            if any(c.varies or c.parameters for c, _ in operator.terms):
+            if operator.fields:
+                raise ValueError(
+                    f"features[{name!r}]: a nonlinear equation acts on one field; this "
+                    f"operator names {operator.fields}"
+                )
+            if any(c.varies or c.parameters for c, *_ in operator.terms):
                 raise ValueError(
                     f"features[{name!r}]: expected an operator with constant coefficients "
                     "(put coefficients that vary or are learned into the residual)"

@@ -226,6 +226,11 @@ class SparsePIGP(Model):
                 "operator: SparsePIGP takes linear operators; solve a nonlinear equation "
                 "with pigp.PIGP (Gauss-Newton)"
             )
+        if self.fields is not None:
+            raise ValueError(
+                "kernel: SparsePIGP models one field; a model of several fields is "
+                "pigp.PIGP({name: kernel, ...}, ...)"
+            )
         self.strategy = tf.distribute.get_strategy()
         self.method = None
         self.inducing = None  # tf.Variable (M, d), made at the first fit

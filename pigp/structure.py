@@ -65,7 +65,7 @@ def data_parameters(sets) -> list:
     """The parameters of data sets, each once: each set's noise and those in its
     operator's coefficients."""
     return _unique(
-        p for s in sets for p in (s.noise, *(q for c, _ in s.terms for q in c.parameters))
+        p for s in sets for p in (s.noise, *(q for c, *_ in s.terms for q in c.parameters))
     )
 
 
@@ -128,13 +128,14 @@ class Structure:
             (
                 (c.constant, tuple((places[id(p)], k) for p, k in c.factors), c.functions),
                 tuple(index),
+                *field,
             )
-            for c, index in terms
+            for c, index, *field in terms
         )
 
     def extra(self, terms) -> list:
         """The parameters of ``terms`` that are not among ``parameters``, each once."""
-        return _unique(p for c, _ in terms for p in c.parameters if id(p) not in self._place)
+        return _unique(p for c, *_ in terms for p in c.parameters if id(p) not in self._place)
 
     def _kernel_key(self, kernel):
         try:

@@ -1,0 +1,219 @@
+"""Several latent fields: blocks against sympy, one field against the single-field
+model, the stream function's divergence, Stokes recovery at a small size."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import se_expr, sympy_block
+
+import pigp
+from pigp.covariance import block, block_diag, joint, joint_blocks
+from pigp.experiments import systems
+from pigp.kernels import Fields, SquaredExponential
+from pigp.operators import D, Identity, apply, field
+
+LENGTHS = {"a": (0.7, 0.4), "b": (0.3, 0.9)}
+VARIANCES = {"a": 1.3, "b": 0.6}
+
+
+def two_fields():
+    return Fields(
+        {name: SquaredExponential(VARIANCES[name], list(LENGTHS[name])) for name in ("a", "b")}
+    )
+
+
+def by_field(operator_terms):
+    """``{field: [(c, {column: order})]}`` of a list ``[(c, {column: order}, field)]``."""
+    out = {"a": [], "b": []}
+    for c, orders, f in operator_terms:
+        out[f].append((c, orders))
+    return out
+
+
+# L = a_x + 2 b_yy - b,  M = 3 a_xy + b_x (columns 0 = x, 1 = y)
+LEFT = [(1.0, {0: 1}, "a"), (2.0, {1: 2}, "b"), (-1.0, {}, "b")]
+RIGHT = [(3.0, {0: 1, 1: 1}, "a"), (1.0, {0: 1}, "b")]
+
+
+def resolved(terms):
+    return pigp.operators.Operator(terms).resolve(2, fields=("a", "b"))
+
+
+def reference(X1, X2, left, right):
+    """``sum_f L_f k_f M_f'`` by sympy, one field at a time."""
+    total = 0.0
+    on_left, on_right = by_field(left), by_field(right)
+    for f in ("a", "b"):
+        if on_left[f] and on_right[f]:
+            kernel = se_expr(VARIANCES[f], LENGTHS[f])
+            total = total + sympy_block(kernel, on_left[f], on_right[f], 2)(X1, X2)
+    return total
+
+
+def test_field_blocks_match_sympy(rng):
+    X1, X2 = rng.uniform(size=(7, 2)), rng.uniform(size=(5, 2))
+    X2[0] = X1[3]  # a coincident pair
+    kernel = two_fields()
+    K = block(kernel, tf.constant(X1), tf.constant(X2), resolved(LEFT), resolved(RIGHT)).numpy()
+    np.testing.assert_allclose(K, reference(X1, X2, LEFT, RIGHT), rtol=1e-12, atol=1e-12)
+    diag = block_diag(kernel, tf.constant(X1), resolved(LEFT), resolved(LEFT)).numpy()
+    np.testing.assert_allclose(diag, np.diag(reference(X1, X1, LEFT, LEFT)), rtol=1e-12)
+
+
+def test_fields_no_shared_field_is_zero(rng):
+    X = tf.constant(rng.uniform(size=(4, 2)))
+    only_a, only_b = resolved([(1.0, {0: 1}, "a")]), resolved([(1.0, {}, "b")])
+    np.testing.assert_array_equal(block(two_fields(), X, X, only_a, only_b).numpy(), 0.0)
+
+
+class Set:
+    def __init__(self, terms, noise):
+        self.terms, self.noise = terms, pigp.Parameter(noise)
+
+
+def test_fields_joint_whole_matches_blocks_and_sympy(rng):
+    """The whole-matrix and block-by-block assemblies of K agree with sympy."""
+    Xs = [tf.constant(rng.uniform(size=(n, 2))) for n in (4, 6, 3)]
+    operators = [LEFT, RIGHT, [(1.0, {}, "a")]]
+    sets = [Set(resolved(t), 0.01 * (i + 1)) for i, t in enumerate(operators)]
+    whole = joint(two_fields(), Xs, sets, 0.0, tf.float64).numpy()
+    upper = joint_blocks(two_fields(), Xs, sets, 0.0, tf.float64)
+    X = [x.numpy() for x in Xs]
+    expected = np.block(
+        [[reference(X[i], X[j], operators[i], operators[j]) for j in range(3)] for i in range(3)]
+    )
+    expected += np.diag(np.repeat([0.01, 0.02, 0.03], [4, 6, 3]))
+    np.testing.assert_allclose(whole, expected, rtol=1e-11, atol=1e-11)
+    for (i, j), K in upper.items():
+        rows = slice(sum(len(x) for x in X[:i]), sum(len(x) for x in X[: i + 1]))
+        cols = slice(sum(len(x) for x in X[:j]), sum(len(x) for x in X[: j + 1]))
+        np.testing.assert_allclose(K.numpy(), expected[rows, cols], rtol=1e-11, atol=1e-11)
+
+
+def heat_data(rng):
+    X_u = rng.uniform(size=(12, 2))
+    X_f = rng.uniform(size=(15, 2))
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
+    f = lambda X: (np.pi**2 - 1) * u(X)
+    return X_u, u(X_u), X_f, f(X_f)
+
+
+def test_one_field_is_the_single_field_model_bit_for_bit(rng):
+    """A dict of one kernel and untagged operators: the single-field model's numbers."""
+    X_u, y_u, X_f, y_f = heat_data(rng)
+    X = rng.uniform(size=(9, 2))
+    results = []
+    for kernel in (SquaredExponential(1.0, [0.5, 0.5]), {"u": SquaredExponential(1.0, [0.5, 0.5])}):
+        model = pigp.PIGP(kernel, pigp.operators.heat(1.0), noise_u=1e-6, noise_f=1e-6)
+        model.fit(X_u, y_u, X_f, y_f, steps=20, optimizer="adam")
+        results.append((model.log_marginal_likelihood(), *model.predict(X)))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_stream_function_velocity_is_divergence_free(rng):
+    design = systems.curl_design(sensors=20, seed=1)
+    psi = field("psi")
+    u, v = (D("y") @ psi).with_dims("x", "y"), (-(D("x") @ psi)).with_dims("x", "y")
+    model = pigp.PIGP({"psi": SquaredExponential()}, u, dims=("x", "y"))
+    model.fit(
+        observations=[
+            pigp.Observations(design["X_s"], design["y_u"], u, name="sensors_u"),
+            pigp.Observations(design["X_s"], design["y_v"], v, name="sensors_v"),
+        ],
+        steps=100,
+    )
+    X = systems.unit_grid(15)
+    u_x, _ = model.predict(X, output=D("x") @ u)
+    v_y, _ = model.predict(X, output=D("y") @ v)
+    scale = np.max(np.abs(u_x))
+    assert np.max(np.abs(u_x + v_y)) <= 1e-12 * scale
+    # and the means of u and v by central differences: the same to the differences' error
+    h = 1e-4
+    shift = lambda dx, dy: X + np.array([dx, dy])
+    du = (model.predict(shift(h, 0), output=u)[0] - model.predict(shift(-h, 0), output=u)[0]) / (
+        2 * h
+    )
+    dv = (model.predict(shift(0, h), output=v)[0] - model.predict(shift(0, -h), output=v)[0]) / (
+        2 * h
+    )
+    assert np.max(np.abs(du + dv)) <= 1e-6 * scale
+    truth = systems.curl_solution(X)
+    mean, _ = model.predict(X, output=u)
+    assert np.linalg.norm(mean - truth["u"]) / np.linalg.norm(truth["u"]) < 0.05
+
+
+def test_stokes_forcing_is_the_operators_applied_to_the_closed_form(rng):
+    X = rng.uniform(size=(10, 2))
+    ops = systems.stokes_operators(systems.VISCOSITY)
+    functions = {
+        "psi": lambda X: tf.sin(np.pi * X[:, 0]) * tf.sin(np.pi * X[:, 1]),
+        "p": lambda X: tf.cos(np.pi * X[:, 0]) * tf.cos(np.pi * X[:, 1]),
+    }
+    truth = systems.stokes_solution(X)
+    for name, key in (("momentum_x", "g_x"), ("momentum_y", "g_y"), ("u", "u"), ("v", "v")):
+        np.testing.assert_allclose(apply(ops[name], functions, X), truth[key], atol=1e-12)
+    np.testing.assert_allclose(apply(ops["continuity"], functions, X), 0.0, atol=1e-12)
+
+
+def test_reaction_diffusion_solution_solves_its_equations(rng):
+    X = rng.uniform(size=(10, 2))
+    ops = systems.reaction_diffusion_operators()
+    d, pi = systems.DIFFUSIVITY, np.pi
+    first = lambda X: tf.exp(-(d * pi**2 + 0.5) * X[:, 1]) * tf.sin(pi * X[:, 0])
+    second = lambda X: 0.5 * tf.exp(-(4 * d * pi**2 + 1.5) * X[:, 1]) * tf.sin(2 * pi * X[:, 0])
+    functions = {"u": lambda X: first(X) + second(X), "v": lambda X: first(X) - second(X)}
+    for name in ("equation_u", "equation_v"):
+        np.testing.assert_allclose(apply(ops[name], functions, X), 0.0, atol=1e-12)
+    truth = systems.reaction_diffusion_solution(X)
+    np.testing.assert_allclose(apply(ops["u"], functions, X), truth["u"], atol=1e-14)
+
+
+@pytest.mark.slow
+def test_stokes_recovers_pressure_without_pressure_data(tmp_path):
+    """25 sensors, 80 collocation points: p from the momentum equations alone."""
+    design = systems.stokes_design(25, 80, seed=0)
+    model, observations, viscosity = systems.stokes_model(design)
+    model.fit(observations=observations, steps=100)
+    errors = systems.stokes_errors(model, systems.unit_grid(30))
+    assert errors["p"]["relative_l2"] < 0.1
+    assert errors["u"]["relative_l2"] < 0.05 and errors["v"]["relative_l2"] < 0.05
+    assert abs(float(viscosity.numpy()) - 0.1) < 0.01
+    names = model.parameter_values()
+    assert {"kernel.psi.variance", "kernel.p.lengthscales", "operator.viscosity"} <= set(names)
+    # save/load: the same predictions, bit for bit
+    model.save(tmp_path / "stokes")
+    loaded = pigp.load(tmp_path / "stokes")
+    X = systems.unit_grid(7)
+    for output in ("p", systems.stokes_operators(0.1)["u"]):
+        np.testing.assert_array_equal(
+            model.predict(X, output=output)[0], loaded.predict(X, output=output)[0]
+        )
+
+
+def test_field_refusals(rng):
+    X = rng.uniform(size=(5, 2))
+    y = np.sin(X[:, 0])
+    two = {"a": SquaredExponential(), "b": SquaredExponential()}
+    with pytest.raises(ValueError, match="names no field"):
+        pigp.PIGP(two, D(0)).fit(observations=[pigp.Observations(X, y, D(0), name="d")])
+    with pytest.raises(ValueError, match="acts on 'c'"):
+        pigp.PIGP(two, D(0) @ field("a")).fit(
+            observations=[pigp.Observations(X, y, field("c"), name="d")]
+        )
+    with pytest.raises(ValueError, match="the model has one field"):
+        pigp.PIGP(SquaredExponential(), Identity).fit(
+            observations=[pigp.Observations(X, y, field("a"), name="d")]
+        )
+    with pytest.raises(ValueError, match="both sides act on fields"):
+        field("a") @ field("b")
+    model = pigp.PIGP(two, field("a"))
+    model.fit(observations=[pigp.Observations(X, y, field("a") + field("b"), name="d")], steps=0)
+    with pytest.raises(ValueError, match="predict one by name"):
+        model.predict(X)
+    with pytest.raises(ValueError, match="SparsePIGP models one field"):
+        pigp.SparsePIGP(two, field("a"), num_inducing=3)
+    with pytest.raises(ValueError, match="identifiers"):
+        Fields({"a b": SquaredExponential()})
+    with pytest.raises(ValueError, match="dict from field names"):
+        Fields({})
