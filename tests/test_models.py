@@ -449,3 +449,21 @@ def test_a_coefficient_that_varies_is_saved_by_its_functions_path(tmp_path):
     x = np.linspace(0, 1, 7)[:, None]
     for output in ("u", "f"):
         np.testing.assert_array_equal(model.predict(x, output)[0], loaded.predict(x, output)[0])
+
+
+def test_difference_hessian_matches_the_nested_tapes(rng):
+    """The Hessian of large problems (central differences of the gradient) against the
+XX
+    X_u, X_f = rng.uniform(size=(10, 2)), rng.uniform(size=(12, 2))
+    u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
+    alpha = pigp.Parameter(1.5, positive=True, name="diffusivity")
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(alpha), noise_u=1e-4)
+    model.fit(X_u, u(X_u), X_f, (np.pi**2 - 1) * u(X_f), steps=50, optimizer="adam")
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    before = [v.numpy().copy() for v in objective.variables]
+    tapes = pigp.uncertainty.hessian(objective, Xs, y)
+    differences = pigp.uncertainty.difference_hessian(objective, Xs, y)
+    np.testing.assert_allclose(differences, tapes, atol=1e-5 * np.abs(tapes).max())
+    for v, b in zip(objective.variables, before):
+        np.testing.assert_array_equal(v.numpy(), b)

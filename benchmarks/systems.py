@@ -1,0 +1,306 @@
+"""Systems of PDEs with several latent fields: errors against closed forms, and the
+same sensors without the physics (independent GPs) and with a PINN.
+
+    python benchmarks/systems.py --out benchmarks/results/systems.json
+    .venv-peers/bin/python benchmarks/systems.py --problems pinn   # DeepXDE, PyTorch
+
+Problems (pigp.experiments.systems has the closed forms and designs):
+
+- ``stokes``: stream function psi and pressure p (continuity exact), 50 velocity
+  sensors with 1% noise, both momentum equations at 200 collocation points, no
+  pressure data, nu learned from 1 with its Laplace interval;
+- ``stokes-velocity``: the same data with fields u, v, p and continuity as exact data
+  at the collocation points;
+- ``independent``: a GP on each velocity component's sensors alone;
+- ``pinn``: DeepXDE's PINN (3 x 50 tanh, Adam then L-BFGS) on the same data, nu
+  learned;
+- ``curl``: a divergence-free field from 30 noisy sensors, stream-function model
+  against independent GPs on u and v: errors, the divergence of the posterior mean,
+  95% band coverage;
+- ``reaction-diffusion``: u_t = D u_xx - u + v/2, v_t = D v_xx + u/2 - v, u at 40
+  noisy points, both equations at 100 collocation points, v inferred with no data;
+  against a GP on the u data alone.
+
+Errors are relative L2 on a 50 x 50 grid (p less its mean).
+"""
+
+import argparse
+import time
+
+import numpy as np
+from _output import write_json
+
+from pigp.experiments import systems
+from pigp.experiments.report import relative_l2
+
+GRID = systems.unit_grid(50)
+
+
+def _fit(model, **arguments) -> float:
+    start = time.perf_counter()
+    model.fit(**arguments)
+    return time.perf_counter() - start
+
+
+def stokes_row(seed: int, formulation: str) -> dict:
+    design = systems.stokes_design(seed=seed)
+    model, observations, viscosity = systems.stokes_model(design, formulation)
+    seconds = _fit(model, observations=observations, steps=systems.STOKES_STEPS)
+    start = time.perf_counter()
+    std = float(model.parameter_uncertainty()["operator.viscosity"])
+    laplace_seconds = time.perf_counter() - start
+    errors = systems.stokes_errors(model, GRID, formulation)
+    value = float(viscosity.numpy())
+    return {
+        "problem": "stokes" if formulation == "stream" else "stokes-velocity",
+        "seed": seed,
+        "u": errors["u"]["relative_l2"],
+        "v": errors["v"]["relative_l2"],
+        "p": errors["p"]["relative_l2"],
+        "coverage_u": errors["u"]["coverage_95"],
+        "coverage_v": errors["v"]["coverage_95"],
+        "nu": value,
+        "nu_std": std,
+        "nu_error": abs(value - systems.VISCOSITY) / systems.VISCOSITY,
+        "interval_holds": bool(abs(value - systems.VISCOSITY) <= 1.959964 * std),
+        "seconds": seconds,
+        "laplace_seconds": laplace_seconds,
+    }
+
+
+def _independent(X, y, kernel=None):
+    """A plain GP on one component's data (default fit)."""
+    import pigp
+
+    model = pigp.PIGP(kernel or pigp.kernels.SquaredExponential(), pigp.Identity)
+    seconds = _fit(model, X_u=X, y_u=y)
+    return model, seconds
+
+
+def independent_row(seed: int) -> dict:
+    design = systems.stokes_design(seed=seed)
+    truth = systems.stokes_solution(GRID)
+    row = {"problem": "independent", "seed": seed, "seconds": 0.0}
+    for name in ("u", "v"):
+        model, seconds = _independent(design["X_s"], design[f"y_{name}"])
+        mean, var = model.predict(GRID)
+        row[name] = relative_l2(mean, truth[name])
+        row[f"coverage_{name}"] = float(
+            np.mean(np.abs(mean - truth[name]) <= 1.959964 * np.sqrt(var))
+        )
+        row["seconds"] += seconds
+    return row
+
+
+def pinn_row(seed: int, adam: int, lbfgs: int) -> dict:
+    """DeepXDE on the Stokes data: outputs (u, v, p), the momentum and continuity
+    residuals at the collocation points, the velocity sensors as point data, nu a
+    trainable variable from 1."""
+    import contextlib
+    import io
+    import os
+
+    os.environ.setdefault("DDE_BACKEND", "pytorch")
+    import deepxde as dde
+    import torch
+
+    design = systems.stokes_design(seed=seed)
+    dde.config.set_default_float("float64")
+    dde.config.set_random_seed(seed)
+    nu = dde.Variable(1.0)
+    pi = np.pi
+
+    def residual(x, y):
+        u_xx = dde.grad.hessian(y, x, component=0, i=0, j=0)
+        u_yy = dde.grad.hessian(y, x, component=0, i=1, j=1)
+        v_xx = dde.grad.hessian(y, x, component=1, i=0, j=0)
+        v_yy = dde.grad.hessian(y, x, component=1, i=1, j=1)
+        u_x = dde.grad.jacobian(y, x, i=0, j=0)
+        v_y = dde.grad.jacobian(y, x, i=1, j=1)
+        p_x = dde.grad.jacobian(y, x, i=2, j=0)
+        p_y = dde.grad.jacobian(y, x, i=2, j=1)
+        sx, cx = torch.sin(pi * x[:, :1]), torch.cos(pi * x[:, :1])
+        sy, cy = torch.sin(pi * x[:, 1:]), torch.cos(pi * x[:, 1:])
+        g_x = pi * sx * cy * (2 * pi**2 * systems.VISCOSITY - 1)
+        g_y = -pi * cx * sy * (2 * pi**2 * systems.VISCOSITY + 1)
+        return [
+            -nu * (u_xx + u_yy) + p_x - g_x,
+            -nu * (v_xx + v_yy) + p_y - g_y,
+            u_x + v_y,
+        ]
+
+    geometry = dde.geometry.Rectangle([0, 0], [1, 1])
+    conditions = [
+        dde.icbc.PointSetBC(design["X_s"], design["y_u"][:, None], component=0),
+        dde.icbc.PointSetBC(design["X_s"], design["y_v"][:, None], component=1),
+    ]
+    data = dde.data.PDE(
+        geometry, residual, conditions, num_domain=0, num_boundary=0, anchors=design["X_c"]
+    )
+    model = dde.Model(data, dde.nn.FNN([2] + [50] * 3 + [3], "tanh", "Glorot normal"))
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        model.compile("adam", lr=1e-3, external_trainable_variables=[nu])
+        model.train(iterations=adam, display_every=adam)
+        dde.optimizers.set_LBFGS_options(maxiter=lbfgs)
+        model.compile("L-BFGS", external_trainable_variables=[nu])
+        model.train(display_every=lbfgs)
+    seconds = time.perf_counter() - start
+    prediction = model.predict(GRID)
+    truth = systems.stokes_solution(GRID)
+    p = prediction[:, 2]
+    value = float(nu.detach().numpy())
+    return {
+        "problem": "pinn",
+        "seed": seed,
+        "u": relative_l2(prediction[:, 0], truth["u"]),
+        "v": relative_l2(prediction[:, 1], truth["v"]),
+        "p": relative_l2(p - p.mean(), truth["p"] - truth["p"].mean()),
+        "nu": value,
+        "nu_error": abs(value - systems.VISCOSITY) / systems.VISCOSITY,
+        "seconds": seconds,
+        "adam": adam,
+        "lbfgs_max": lbfgs,
+    }
+
+
+def curl_rows(seed: int) -> list:
+    import pigp
+    from pigp.operators import D, field
+
+    design = systems.curl_design(seed=seed)
+    truth = systems.curl_solution(GRID)
+    psi = field("psi")
+    u, v = (D("y") @ psi).with_dims("x", "y"), (-(D("x") @ psi)).with_dims("x", "y")
+    model = pigp.PIGP({"psi": pigp.kernels.SquaredExponential()}, u, dims=("x", "y"))
+    seconds = _fit(
+        model,
+        observations=[
+            pigp.Observations(design["X_s"], design["y_u"], u, name="sensors_u"),
+            pigp.Observations(design["X_s"], design["y_v"], v, name="sensors_v"),
+        ],
+    )
+    stream = {"problem": "curl stream function", "seed": seed, "seconds": seconds}
+    gradients = {}
+    for name, operator in (("u", u), ("v", v)):
+        mean, var = model.predict(GRID, output=operator)
+        stream[name] = relative_l2(mean, truth[name])
+        stream[f"coverage_{name}"] = float(
+            np.mean(np.abs(mean - truth[name]) <= 1.959964 * np.sqrt(var))
+        )
+        for column in ("x", "y"):
+            gradients[name + column] = model.predict(GRID, output=D(column) @ operator)[0]
+    scale = max(np.max(np.abs(g)) for g in gradients.values())
+    stream["divergence"] = float(np.max(np.abs(gradients["ux"] + gradients["vy"])) / scale)
+
+    plain = {"problem": "curl independent", "seed": seed, "seconds": 0.0}
+    for name in ("u", "v"):
+        single, seconds = _independent(design["X_s"], design[f"y_{name}"])
+        mean, var = single.predict(GRID)
+        plain[name] = relative_l2(mean, truth[name])
+        plain[f"coverage_{name}"] = float(
+            np.mean(np.abs(mean - truth[name]) <= 1.959964 * np.sqrt(var))
+        )
+        plain["seconds"] += seconds
+        for column in ("x", "y"):
+            gradients[name + column] = single.predict(GRID, output=pigp.operators.D(column))[0]
+    scale = max(np.max(np.abs(g)) for g in gradients.values())
+    plain["divergence"] = float(np.max(np.abs(gradients["ux"] + gradients["vy"])) / scale)
+    return [stream, plain]
+
+
+def reaction_diffusion_rows(seed: int) -> list:
+    import pigp
+
+    design = systems.reaction_diffusion_design(seed=seed)
+    ops = systems.reaction_diffusion_operators()
+    truth = systems.reaction_diffusion_solution(GRID)
+    zeros = np.zeros(len(design["X_c"]))
+    kernels = {name: pigp.kernels.SquaredExponential() for name in ("u", "v")}
+    model = pigp.PIGP(kernels, ops["equation_u"], dims=("x", "t"))
+    seconds = _fit(
+        model,
+        observations=[
+            pigp.Observations(design["X_s"], design["y_u"], ops["u"], name="sensors_u"),
+            pigp.Observations(design["X_c"], zeros, ops["equation_u"], name="equation_u"),
+            pigp.Observations(design["X_c"], zeros, ops["equation_v"], name="equation_v"),
+        ],
+    )
+    coupled = {"problem": "reaction-diffusion", "seed": seed, "seconds": seconds}
+    for name in ("u", "v"):
+        mean, var = model.predict(GRID, output=name)
+        coupled[name] = relative_l2(mean, truth[name])
+        coupled[f"coverage_{name}"] = float(
+            np.mean(np.abs(mean - truth[name]) <= 1.959964 * np.sqrt(var))
+        )
+    single, seconds = _independent(design["X_s"], design["y_u"])
+    mean, var = single.predict(GRID)
+    plain = {
+        "problem": "reaction-diffusion u alone",
+        "seed": seed,
+        "u": relative_l2(mean, truth["u"]),
+        "coverage_u": float(np.mean(np.abs(mean - truth["u"]) <= 1.959964 * np.sqrt(var))),
+        "seconds": seconds,
+    }
+    return [coupled, plain]
+
+
+COLUMNS = (
+    ("u", "{:9.2e}"),
+    ("v", "{:9.2e}"),
+    ("p", "{:9.2e}"),
+    ("nu", "{:8.5f}"),
+    ("nu_std", "{:8.1e}"),
+    ("interval_holds", "{!s:>6}"),
+    ("divergence", "{:9.1e}"),
+    ("coverage_u", "{:6.2f}"),
+    ("coverage_v", "{:6.2f}"),
+    ("seconds", "{:7.1f}"),
+)
+
+
+def _print(row: dict) -> None:
+    cells = [f"{row['problem']:<28}", f"{row['seed']:>4}"]
+    for key, form in COLUMNS:
+        cells.append(form.format(row[key]) if key in row else " " * len(form.format(0)))
+    print(" ".join(cells), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--problems",
+        nargs="*",
+        default=["stokes", "stokes-velocity", "independent", "curl", "reaction-diffusion"],
+        help="among stokes, stokes-velocity, independent, pinn, curl, reaction-diffusion",
+    )
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--adam", type=int, default=10000, help="the PINN's Adam steps")
+    parser.add_argument("--lbfgs", type=int, default=5000, help="the PINN's L-BFGS steps")
+    parser.add_argument("--out", default="benchmarks/results/systems.json")
+    args = parser.parse_args()
+    header = ["problem".ljust(28), "seed"] + [key for key, _ in COLUMNS]
+    print(" ".join(header), flush=True)
+    rows = []
+    for seed in range(args.seeds):
+        for problem in args.problems:
+            if problem in ("stokes", "stokes-velocity"):
+                new = [stokes_row(seed, "stream" if problem == "stokes" else "velocity")]
+            elif problem == "independent":
+                new = [independent_row(seed)]
+            elif problem == "pinn":
+                new = [pinn_row(seed, args.adam, args.lbfgs)]
+            elif problem == "curl":
+                new = curl_rows(seed)
+            elif problem == "reaction-diffusion":
+                new = reaction_diffusion_rows(seed)
+            else:
+                raise SystemExit(f"unknown problem {problem!r}")
+            for row in new:
+                _print(row)
+            rows += new
+    write_json(args.out, {"rows": rows, "problems": args.problems, "seeds": args.seeds})
+
+
+if __name__ == "__main__":
+    main()
