@@ -453,7 +453,8 @@ def test_a_coefficient_that_varies_is_saved_by_its_functions_path(tmp_path):
 
 def test_difference_hessian_matches_the_nested_tapes(rng):
     """The Hessian of large problems (central differences of the gradient) against the
-XX
+    nested tapes' on a small one: the same to 1e-5 of its scale (the O(h^2) error of
+    central differences at step 1e-3 is ~2e-6 here); variables restored."""
     X_u, X_f = rng.uniform(size=(10, 2)), rng.uniform(size=(12, 2))
     u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
     alpha = pigp.Parameter(1.5, positive=True, name="diffusivity")
