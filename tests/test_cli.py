@@ -87,9 +87,14 @@ def test_experiment_help_shows_its_description_as_written(capsys):
 
 
 def test_the_catalog_lists_every_experiment_with_its_docstring():
-    from pigp.experiments import heat, nonlinear, problems
+    from pigp.experiments import heat, nonlinear, problems, systems
 
-    functions = {**heat.EXPERIMENTS, **problems.PROBLEMS, **nonlinear.NONLINEAR}
+    functions = {
+        **heat.EXPERIMENTS,
+        **problems.PROBLEMS,
+        **nonlinear.NONLINEAR,
+        **systems.SYSTEMS,
+    }
     assert list(cli.EXPERIMENTS) == list(functions)
     for name, function in functions.items():
         assert cli._docstring(name) == inspect.getdoc(function)

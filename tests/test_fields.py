@@ -217,3 +217,26 @@ def test_field_refusals(rng):
         Fields({"a b": SquaredExponential()})
     with pytest.raises(ValueError, match="dict from field names"):
         Fields({})
+
+
+@pytest.mark.slow
+def test_stokes_example(tmp_path):
+    """``examples/stokes.py --quick`` (``pigp stokes``): 25 sensors, 80 collocation points."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "stokes.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["p_relative_l2"] < 0.1, metrics
+    assert metrics["u"]["relative_l2"] < 0.05 and metrics["v"]["relative_l2"] < 0.05
+    assert abs(metrics["viscosity"] - 0.1) < 0.01
+    assert (tmp_path / "pressure.png").stat().st_size > 10_000

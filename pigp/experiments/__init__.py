@@ -4,7 +4,9 @@
 - ``pigp.experiments.report``: accuracy figures, metrics JSON, PNG figures, summary tables;
 - ``pigp.experiments.heat``: the heat equation (``heat``) and the seed's layout (``seed``);
 - ``pigp.experiments.problems``: Poisson, advection-diffusion, wave, Helmholtz, 2-D heat;
-- ``pigp.experiments.nonlinear``: ``-laplacian u + u^3 = f`` and Burgers by Gauss-Newton.
+- ``pigp.experiments.nonlinear``: ``-laplacian u + u^3 = f`` and Burgers by Gauss-Newton;
+- ``pigp.experiments.systems``: several fields: Stokes flow, a divergence-free field, a
+  coupled reaction-diffusion pair.
 
 The names below are imported on first use (the command line's help needs none of them).
 """
@@ -30,7 +32,9 @@ _NAMES = {
 }
 
 __all__ = list(_NAMES)
-__getattr__, __dir__ = attach(__name__, _NAMES, ("cli", "report", "heat", "problems", "nonlinear"))
+__getattr__, __dir__ = attach(
+    __name__, _NAMES, ("cli", "report", "heat", "problems", "nonlinear", "systems")
+)
 
 if TYPE_CHECKING:
     from .cli import EXPERIMENTS, main, parser, run, script

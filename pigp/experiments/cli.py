@@ -23,7 +23,8 @@ import sys
 __all__ = ["EXPERIMENTS", "parser", "run", "main", "script"]
 
 # Experiment name -> (module in pigp.experiments, function). tests/test_cli.py checks
-# that this lists exactly heat.EXPERIMENTS, problems.PROBLEMS and nonlinear.NONLINEAR.
+# that this lists exactly heat.EXPERIMENTS, problems.PROBLEMS, nonlinear.NONLINEAR and
+# systems.SYSTEMS.
 EXPERIMENTS = {
     "heat": ("heat", "heat"),
     "seed": ("heat", "seed"),
@@ -34,6 +35,7 @@ EXPERIMENTS = {
     "heat2d": ("problems", "heat2d"),
     "elliptic": ("nonlinear", "elliptic"),
     "burgers": ("nonlinear", "burgers"),
+    "stokes": ("systems", "stokes"),
 }
 
 
