@@ -203,7 +203,8 @@ def curl_rows(seed: int) -> list:
         )
         plain["seconds"] += seconds
         for column in ("x", "y"):
-            gradients[name + column] = single.predict(GRID, output=pigp.operators.D(column))[0]
+            derivative = pigp.operators.D(0 if column == "x" else 1)
+            gradients[name + column] = single.predict(GRID, output=derivative)[0]
     scale = max(np.max(np.abs(g)) for g in gradients.values())
     plain["divergence"] = float(np.max(np.abs(gradients["ux"] + gradients["vy"])) / scale)
     return [stream, plain]
@@ -271,7 +272,7 @@ def main():
     parser.add_argument(
         "--problems",
         nargs="*",
-        default=["stokes", "stokes-velocity", "independent", "curl", "reaction-diffusion"],
+        default=["stokes", "independent", "curl", "reaction-diffusion"],
         help="among stokes, stokes-velocity, independent, pinn, curl, reaction-diffusion",
     )
     parser.add_argument("--seeds", type=int, default=1)

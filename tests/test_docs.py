@@ -29,6 +29,7 @@ TUTORIALS = [
     "uncertainty",
     "large_data",
     "nonlinear",
+    "fields",
 ]
 
 
@@ -127,6 +128,7 @@ PAGES = {
             "Uncertainty in a PDE coefficient",
             "Large data sets",
             "Nonlinear PDEs",
+            "Several fields",
             "Plotting and diagnostics",
         ],
     ),
@@ -139,6 +141,7 @@ PAGES = {
     "tutorials/uncertainty/": (3, []),
     "tutorials/large_data/": (6, []),
     "tutorials/nonlinear/": (4, []),
+    "tutorials/fields/": (3, []),
     "performance/": (12, ["Memory needed for N points"]),
     "peers/": (0, []),
     "reliability/": (0, []),
