@@ -77,19 +77,24 @@ def _independent(X, y, kernel=None):
     return model, seconds
 
 
-def independent_row(seed: int) -> dict:
-    design = systems.stokes_design(seed=seed)
-    truth = systems.stokes_solution(GRID)
-    row = {"problem": "independent", "seed": seed, "seconds": 0.0}
+def _independent_rows(problem: str, seed: int, design: dict, truth: dict) -> tuple:
+    """``(row, models)``: a plain GP on each velocity component's sensors, their errors
+    and band coverage on the grid, and the models by component."""
+    row, models = {"problem": problem, "seed": seed, "seconds": 0.0}, {}
     for name in ("u", "v"):
-        model, seconds = _independent(design["X_s"], design[f"y_{name}"])
-        mean, var = model.predict(GRID)
+        models[name], seconds = _independent(design["X_s"], design[f"y_{name}"])
+        mean, var = models[name].predict(GRID)
         row[name] = relative_l2(mean, truth[name])
         row[f"coverage_{name}"] = float(
             np.mean(np.abs(mean - truth[name]) <= 1.959964 * np.sqrt(var))
         )
         row["seconds"] += seconds
-    return row
+    return row, models
+
+
+def independent_row(seed: int) -> dict:
+    design = systems.stokes_design(seed=seed)
+    return _independent_rows("independent", seed, design, systems.stokes_solution(GRID))[0]
 
 
 def pinn_row(seed: int, adam: int, lbfgs: int) -> dict:
@@ -193,15 +198,8 @@ def curl_rows(seed: int) -> list:
     scale = max(np.max(np.abs(g)) for g in gradients.values())
     stream["divergence"] = float(np.max(np.abs(gradients["ux"] + gradients["vy"])) / scale)
 
-    plain = {"problem": "curl independent", "seed": seed, "seconds": 0.0}
-    for name in ("u", "v"):
-        single, seconds = _independent(design["X_s"], design[f"y_{name}"])
-        mean, var = single.predict(GRID)
-        plain[name] = relative_l2(mean, truth[name])
-        plain[f"coverage_{name}"] = float(
-            np.mean(np.abs(mean - truth[name]) <= 1.959964 * np.sqrt(var))
-        )
-        plain["seconds"] += seconds
+    plain, singles = _independent_rows("curl independent", seed, design, truth)
+    for name, single in singles.items():
         for column in ("x", "y"):
             derivative = pigp.operators.D(0 if column == "x" else 1)
             gradients[name + column] = single.predict(GRID, output=derivative)[0]
