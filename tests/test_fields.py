@@ -161,7 +161,7 @@ def test_reaction_diffusion_solution_solves_its_equations(rng):
     ops = systems.reaction_diffusion_operators()
     d, pi = systems.DIFFUSIVITY, np.pi
     first = lambda X: tf.exp(-(d * pi**2 + 0.5) * X[:, 1]) * tf.sin(pi * X[:, 0])
-    second = lambda X: 0.5 * tf.exp(-(4 * d * pi**2 + 1.5) * X[:, 1]) * tf.sin(2 * pi * X[:, 0])
+    second = lambda X: 0.5 * tf.exp(-(d * pi**2 + 1.5) * X[:, 1]) * tf.sin(pi * X[:, 0])
     functions = {"u": lambda X: first(X) + second(X), "v": lambda X: first(X) - second(X)}
     for name in ("equation_u", "equation_v"):
         np.testing.assert_allclose(apply(ops[name], functions, X), 0.0, atol=1e-12)

@@ -8,8 +8,8 @@
 - ``divergence_free``: a velocity field from a stream function, measured at 30
   noisy sensors, reconstructed as the curl of a stream-function GP.
 - ``reaction_diffusion``: a linear pair ``u_t = D u_xx - u + v / 2``,
-  ``v_t = D v_xx + u / 2 - v`` on [0, 1] x [0, 1], u measured, v inferred from the
-  equations alone.
+  ``v_t = D v_xx + u / 2 - v`` on [0, 1] x [0, 1], u measured inside, v inferred from
+  the equations and u = v = 0 at x = 0 and 1.
 
 Each model is ``pigp.PIGP`` with a dict of squared-exponential kernels, one per
 field.
@@ -267,12 +267,12 @@ def curl_design(sensors: int = 30, noise: float = 0.01, seed: int = 0) -> dict:
 # ----- a coupled reaction-diffusion pair -----------------------------------------------
 def reaction_diffusion_solution(X, diffusivity: float = DIFFUSIVITY) -> dict:
     """u and v at X (n, 2), columns (x, t), of ``u_t = D u_xx - u + v / 2``,
-    ``v_t = D v_xx + u / 2 - v``: the sum of the mode sin(pi x) along (1, 1)
-    (decay ``D pi^2 + 1/2``) and half the mode sin(2 pi x) along (1, -1) (decay
-    ``4 D pi^2 + 3/2``)."""
+    ``v_t = D v_xx + u / 2 - v``: the mode sin(pi x) along (1, 1) (decay
+    ``D pi^2 + 1/2``) plus half the mode sin(pi x) along (1, -1) (decay
+    ``D pi^2 + 3/2``), so u and v decay at different rates."""
     x, t = X[:, 0], X[:, 1]
     first = np.exp(-(diffusivity * PI**2 + 0.5) * t) * np.sin(PI * x)
-    second = 0.5 * np.exp(-(4 * diffusivity * PI**2 + 1.5) * t) * np.sin(2 * PI * x)
+    second = 0.5 * np.exp(-(diffusivity * PI**2 + 1.5) * t) * np.sin(PI * x)
     return {"u": first + second, "v": first - second}
 
 
@@ -294,20 +294,24 @@ def reaction_diffusion_operators(diffusivity=DIFFUSIVITY) -> dict:
 
 
 def reaction_diffusion_design(
-    sensors: int = 40, collocation: int = 100, noise: float = 0.01, seed: int = 0
+    sensors: int = 100, collocation: int = 100, noise: float = 0.01, seed: int = 0
 ) -> dict:
     """u at random points with noise of ``noise`` times its root mean square, both
-    equations at collocation points (a scrambled Halton sequence), nothing of v."""
+    equations at collocation points (a scrambled Halton sequence), and 10 evenly
+    spaced times on each side x = 0 and x = 1 where u = v = 0 (Dirichlet); no value
+    of v inside."""
     from scipy.stats import qmc
 
     rng = np.random.default_rng(seed)
     X_s = rng.uniform(0, 1, (sensors, 2))
     u = reaction_diffusion_solution(X_s)["u"]
     scale = float(np.sqrt(np.mean(u**2)))
+    t = np.linspace(0, 1, 10)
     return {
         "X_s": X_s,
         "y_u": _noisy(u, noise, rng, scale),
         "X_c": qmc.Halton(2, scramble=True, seed=seed).random(collocation),
+        "X_b": np.r_[np.c_[0 * t, t], np.c_[1 + 0 * t, t]],
         "noise_std": noise * scale,
     }
 
