@@ -179,18 +179,18 @@ def stokes(out: str, seed: int = 0, quick: bool = False, dtype: str = "float64")
     -nu laplacian(u, v) + grad p = g, u_x + v_y = 0, with psi = sin(pi x) sin(pi y)
     (u = psi_y, v = -psi_x), p = cos(pi x) cos(pi y), nu = 0.1: u and v measured at
     50 random sensors with 1% noise, both momentum equations at 200 collocation
-    points (--quick: 25 and 80), no pressure data. Fields psi and p, each with a
-    squared-exponential kernel; nu learned from a start of 1 with its Laplace
-    interval. Reports the relative L2 errors of u, v and p (less its mean) on a
+    points (--quick: 25 and 80, 100 Adam steps), no pressure data. Fields psi and
+    p, each with a squared-exponential kernel; nu learned from a start of 1 with
+    its Laplace interval. Reports the relative L2 errors of u, v and p (less its mean) on a
     50 x 50 grid, nu, and the time.
     """
     from .. import plotting
 
-    sensors, collocation = (25, 80) if quick else (50, 200)
+    sensors, collocation, steps = (25, 80, 100) if quick else (50, 200, STOKES_STEPS)
     design = stokes_design(sensors, collocation, seed=seed)
     model, observations, viscosity = stokes_model(design)
     start = time.perf_counter()
-    model.fit(observations=observations, steps=STOKES_STEPS)
+    model.fit(observations=observations, steps=steps)
     seconds = time.perf_counter() - start
     std = model.parameter_uncertainty()["operator.viscosity"]
     X = unit_grid(50)
