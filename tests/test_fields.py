@@ -170,25 +170,45 @@ def test_reaction_diffusion_solution_solves_its_equations(rng):
 
 
 @pytest.mark.slow
-def test_stokes_recovers_pressure_without_pressure_data(tmp_path):
-    """25 sensors, 80 collocation points: p from the momentum equations alone."""
-    design = systems.stokes_design(25, 80, seed=0)
-    model, observations, viscosity = systems.stokes_model(design)
-    model.fit(observations=observations, steps=100)
-    errors = systems.stokes_errors(model, systems.unit_grid(30))
-    assert errors["p"]["relative_l2"] < 0.1
-    assert errors["u"]["relative_l2"] < 0.05 and errors["v"]["relative_l2"] < 0.05
-    assert abs(float(viscosity.numpy()) - 0.1) < 0.01
-    names = model.parameter_values()
-    assert {"kernel.psi.variance", "kernel.p.lengthscales", "operator.viscosity"} <= set(names)
-    # save/load: the same predictions, bit for bit
-    model.save(tmp_path / "stokes")
-    loaded = pigp.load(tmp_path / "stokes")
-    X = systems.unit_grid(7)
-    for output in ("p", systems.stokes_operators(0.1)["u"]):
-        np.testing.assert_array_equal(
-            model.predict(X, output=output)[0], loaded.predict(X, output=output)[0]
-        )
+def test_stokes_experiment_recovers_pressure_without_pressure_data(tmp_path):
+    """``pigp stokes --quick``'s code: 25 sensors, 80 collocation points, p from the
+    momentum equations alone; metrics JSON and the pressure maps."""
+    import json
+
+    metrics = systems.stokes(str(tmp_path), quick=True)
+    assert metrics == json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["p_relative_l2"] < 0.1, metrics
+    assert metrics["u"]["relative_l2"] < 0.05 and metrics["v"]["relative_l2"] < 0.05
+    assert abs(metrics["viscosity"] - 0.1) < 0.01 and metrics["viscosity_std"] > 0
+    assert {"kernel.psi.variance", "kernel.p.lengthscales"} <= set(metrics["parameters"])
+    assert (tmp_path / "pressure.png").stat().st_size > 10_000
+
+
+def test_a_model_of_several_fields_saves_and_loads(tmp_path):
+    """The stream-function model: predictions of a field and of an operator of it bit for
+    bit after save and load, parameters by name."""
+    design = systems.curl_design(sensors=12, seed=2)
+    psi = field("psi")
+    u, v = (D("y") @ psi).with_dims("x", "y"), (-(D("x") @ psi)).with_dims("x", "y")
+    model = pigp.PIGP({"psi": SquaredExponential(), "q": SquaredExponential()}, u, dims=("x", "y"))
+    model.fit(
+        observations=[
+            pigp.Observations(design["X_s"], design["y_u"], u, name="sensors_u"),
+            pigp.Observations(design["X_s"], design["y_v"] + 0.0, v + field("q"), name="v_q"),
+        ],
+        steps=20,
+        optimizer="adam",
+    )
+    model.save(tmp_path / "curl")
+    loaded = pigp.load(tmp_path / "curl")
+    before, after = model.parameter_values(), loaded.parameter_values()
+    assert list(after) == list(before) and "kernel.q.lengthscales" in after
+    for name in before:
+        np.testing.assert_array_equal(after[name], before[name])
+    X = systems.unit_grid(6)
+    for output in ("psi", "q", u, D("x") @ v):
+        for a, b in zip(model.predict(X, output=output), loaded.predict(X, output=output)):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_field_refusals(rng):
@@ -217,26 +237,3 @@ def test_field_refusals(rng):
         Fields({"a b": SquaredExponential()})
     with pytest.raises(ValueError, match="dict from field names"):
         Fields({})
-
-
-@pytest.mark.slow
-def test_stokes_example(tmp_path):
-    """``examples/stokes.py --quick`` (``pigp stokes``): 25 sensors, 80 collocation points."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[1] / "examples" / "stokes.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    metrics = json.loads((tmp_path / "metrics.json").read_text())
-    assert metrics["p_relative_l2"] < 0.1, metrics
-    assert metrics["u"]["relative_l2"] < 0.05 and metrics["v"]["relative_l2"] < 0.05
-    assert abs(metrics["viscosity"] - 0.1) < 0.01
-    assert (tmp_path / "pressure.png").stat().st_size > 10_000
