@@ -21,3 +21,12 @@ def best_of(function, repeats=3) -> float:
         function()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def print_row(row: dict, columns, width: int) -> None:
+    """One table row: ``row["problem"]`` padded to ``width``, the seed, then each
+    ``(key, format)`` of ``columns`` (blank where ``row`` has no such key)."""
+    cells = [f"{row['problem']:<{width}}", f"{row['seed']:>4}"]
+    for key, form in columns:
+        cells.append(form.format(row[key]) if key in row else " " * len(form.format(0)))
+    print(" ".join(cells), flush=True)

@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from _output import write_json
+from _output import print_row, write_json
 
 import pigp
 from pigp.experiments.nonlinear import (
@@ -272,18 +272,18 @@ def pinn_row(seed: int, interior: int, adam: int, lbfgs: int) -> dict:
     }
 
 
+COLUMNS = (
+    ("rms_error", "{:10.2e}"),
+    ("nu", "{:10.5f}"),
+    ("nu_std", "{:9.1e}"),
+    ("interval_holds", "{!s:>6}"),
+    ("iterations", "{:5d}"),
+    ("seconds", "{:8.1f}"),
+)
+
+
 def _print(row: dict) -> None:
-    cells = [f"{row['problem']:<22}", f"{row['seed']:>4}"]
-    for key, form in (
-        ("rms_error", "{:10.2e}"),
-        ("nu", "{:10.5f}"),
-        ("nu_std", "{:9.1e}"),
-        ("interval_holds", "{!s:>6}"),
-        ("iterations", "{:5d}"),
-        ("seconds", "{:8.1f}"),
-    ):
-        cells.append(form.format(row[key]) if key in row else " " * len(form.format(0)))
-    print(" ".join(cells), flush=True)
+    print_row(row, COLUMNS, 22)
 
 
 def main():

@@ -29,7 +29,7 @@ import argparse
 import time
 
 import numpy as np
-from _output import write_json
+from _output import print_row, write_json
 
 from pigp.experiments import systems
 from pigp.experiments.report import relative_l2
@@ -269,13 +269,6 @@ COLUMNS = (
 )
 
 
-def _print(row: dict) -> None:
-    cells = [f"{row['problem']:<28}", f"{row['seed']:>4}"]
-    for key, form in COLUMNS:
-        cells.append(form.format(row[key]) if key in row else " " * len(form.format(0)))
-    print(" ".join(cells), flush=True)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -307,7 +300,7 @@ def main():
             else:
                 raise SystemExit(f"unknown problem {problem!r}")
             for row in new:
-                _print(row)
+                print_row(row, COLUMNS, 28)
             rows += new
     write_json(args.out, {"rows": rows, "problems": args.problems, "seeds": args.seeds})
 

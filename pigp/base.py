@@ -23,7 +23,7 @@ from . import io
 from ._tensorflow import tf
 from .covariance import block, check_smoothness
 from .data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
-from .kernels import Fields, Kernel
+from .kernels import Fields, Kernel, field_names
 from .operators import Identity, Nonlinear, Operator, field
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
@@ -218,7 +218,7 @@ class Model(tf.Module):
     def fields(self) -> tuple | None:
         """The names of the latent fields of a model of several (``kernel`` a dict, a
         ``pigp.kernels.Fields``), None for a model of one field u."""
-        return self.kernel.names if isinstance(self.kernel, Fields) else None
+        return field_names(self.kernel)
 
     def _output_terms(self, output, input_dim: int) -> tuple:
         fields = self.fields

@@ -364,11 +364,11 @@ def _prior_whole(kernel, Xs, terms: list, dtype) -> tf.Tensor:
     of each set; with several fields, the sum over fields."""
     sizes = [int(X.shape[0]) for X in Xs]
     if isinstance(kernel, Fields):
-        parts = [
-            _prior_whole(k, Xs, [on_field(t, field) for t in terms], dtype)
-            for field, k in kernel.kernels.items()
-            if any(on_field(t, field) for t in terms)
-        ]
+        parts = []
+        for field, k in kernel.kernels.items():
+            on = [on_field(t, field) for t in terms]
+            if any(on):
+                parts.append(_prior_whole(k, Xs, on, dtype))
         return tf.add_n(parts) if parts else tf.zeros([sum(sizes)] * 2, dtype)
     count = len(Xs)
     membership = np.repeat(np.arange(count), sizes)

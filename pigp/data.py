@@ -20,7 +20,7 @@ import numpy as np
 from . import _validation as check
 from ._tensorflow import tf
 from .covariance import check_smoothness
-from .kernels import Fields
+from .kernels import field_names
 from .operators import Identity, Operator
 from .parameters import Parameter
 
@@ -224,8 +224,7 @@ def data_set(
         )
     X = check.as_inputs(x_name, X, input_dim)
     y = check.as_targets(y_name, y, len(X), x_name)
-    fields = kernel.names if isinstance(kernel, Fields) else None
-    terms = tuple(operator.resolve(X.shape[1], dims, fields))
+    terms = tuple(operator.resolve(X.shape[1], dims, field_names(kernel)))
     check_smoothness(kernel, terms, x_name)
     return DataSet(name, X, y, operator, terms, noise, noise_decided_by_fit)
 

@@ -33,6 +33,7 @@ __all__ = [
     "Product",
     "Custom",
     "Fields",
+    "field_names",
 ]
 
 
@@ -636,3 +637,9 @@ class Fields(Kernel):
             "sums over fields of operator blocks (pigp.covariance.block with terms that "
             "name their fields), e.g. model.covariance(X, output=...)"
         )
+
+
+def field_names(kernel) -> tuple | None:
+    """The field names of a prior on several fields (``Fields``), None for one field:
+    what ``pigp.operators.Operator.resolve`` takes as ``fields``."""
+    return kernel.names if isinstance(kernel, Fields) else None
