@@ -14,6 +14,7 @@ single-field blocks of the terms on that field: ``sum_f L_f k_f M_f'``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 
@@ -26,6 +27,7 @@ from .kernels import Fields
 __all__ = [
     "operator_pair",
     "separable_partials",
+    "radial_partials",
     "block",
     "block_diag",
     "joint",
@@ -115,6 +117,9 @@ def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
         factors = kernel.separable(x1.dtype)
         if factors is not None:
             return separable_partials(factors, r, indices)
+        radial = kernel.radial(x1.dtype)
+        if radial is not None and RADIAL:
+            return radial_partials(*radial, r, indices)
         return partials(lambda cols: kernel.stationary_pair(tf.stack(cols, axis=-1)), r, indices)
     shape = tf.broadcast_dynamic_shape(tf.shape(x1), tf.shape(x2))
     columns = tf.unstack(tf.broadcast_to(x1, shape), num=d, axis=-1) + tf.unstack(
@@ -160,6 +165,11 @@ def operator_pair(
     return total
 
 
+#: Whether ``separable_partials`` takes a profile's derivatives from its closed forms
+#: (``profile.derivatives``, as ``pigp.kernels.gaussian`` has) where it has them.
+CLOSED_FORMS = True
+
+
 def separable_partials(factors, r: list, indices) -> dict:
     """Partial derivatives of ``k(r) = sum_q w_q prod_c prod_f phi_qcf(a_qcf r_c)`` in ``r``.
 
@@ -186,12 +196,16 @@ def separable_partials(factors, r: list, indices) -> dict:
         for c, column in enumerate(columns):
             product = None
             for scale, profile in column:
-                values = partials(
-                    lambda z, profile=profile: profile(z[0]),
-                    [scale * r[c]],
-                    [(k,) for k in range(top[c] + 1)],
-                )
-                these = [values[(0,)]] + [scale**k * values[(k,)] for k in range(1, top[c] + 1)]
+                if CLOSED_FORMS and hasattr(profile, "derivatives"):
+                    values = profile.derivatives(scale * r[c], top[c])
+                else:
+                    values = partials(
+                        lambda z, profile=profile: profile(z[0]),
+                        [scale * r[c]],
+                        [(k,) for k in range(top[c] + 1)],
+                    )
+                    values = [values[(k,)] for k in range(top[c] + 1)]
+                these = [values[0]] + [scale**k * values[k] for k in range(1, top[c] + 1)]
                 product = these if product is None else _leibniz(product, these)
             derivatives.append(product)
         for index in indices:
@@ -199,6 +213,65 @@ def separable_partials(factors, r: list, indices) -> dict:
             for c, k in enumerate(index):
                 term = term * derivatives[c][k]
             out[index] = term if index not in out else out[index] + term
+    return out
+
+
+#: Whether kernels with ``Kernel.radial`` take their partials by ``radial_partials``
+#: (else by nested tapes through the whole kernel; the same values to rounding).
+RADIAL = True
+
+
+def radial_partials(weight, inverse: list, profile, r: list, indices) -> dict:
+    """Partial derivatives of ``k(r) = w phi(s)``, ``s = sum_c z_c^2``, ``z_c = a_c r_c``.
+
+    The inner function is a sum of one square per column, so (Hermite's formula
+    for ``d^n/dz^n phi(z^2)``, column by column)
+
+    ``d^alpha k = w prod_c a_c^alpha_c sum_kappa prod_c [alpha_c! / (kappa_c!
+    (alpha_c - 2 kappa_c)!) (2 z_c)^(alpha_c - 2 kappa_c)] phi^(|alpha| - |kappa|)(s)``
+
+    over ``0 <= kappa_c <= alpha_c / 2``. Only ``phi``'s derivatives in its one
+    argument are taken by tapes (up to the largest ``|alpha|``); a Matérn profile's
+    series near ``s = 0`` keeps each of them finite there.
+
+    Args:
+        weight, inverse, profile: as ``Kernel.radial`` returns them.
+        r: the columns of the difference ``x1 - x2``, tensors of one shape.
+        indices: multi-indices (tuples of ``len(r)`` orders).
+
+    Returns:
+        dict: ``{index: d^index k}``.
+    """
+    indices = list(set(indices))
+    z = [a * column for a, column in zip(inverse, r)]
+    s = tf.add_n([tf.square(column) for column in z]) if len(z) > 1 else tf.square(z[0])
+    top = max(sum(index) for index in indices)
+    derivative = partials(lambda v: profile(v[0]), [s], [(m,) for m in range(top + 1)])
+    phi = [derivative[(m,)] for m in range(top + 1)]
+    powers = []  # per column: [(2 z_c)^0, (2 z_c)^1, ...]
+    for c, column in enumerate(z):
+        highest = max(index[c] for index in indices)
+        these = [None, 2.0 * column]
+        for _ in range(2, highest + 1):
+            these.append(these[-1] * these[1])
+        powers.append(these)
+    out = {}
+    for index in indices:
+        total = None
+        for kappa in itertools.product(*(range(n // 2 + 1) for n in index)):
+            factor, term = 1, None
+            for c, (n, k) in enumerate(zip(index, kappa)):
+                factor *= math.factorial(n) // (math.factorial(k) * math.factorial(n - 2 * k))
+                if n - 2 * k > 0:
+                    term = powers[c][n - 2 * k] if term is None else term * powers[c][n - 2 * k]
+            value = phi[sum(index) - sum(kappa)]
+            value = factor * (value if term is None else term * value)
+            total = value if total is None else total + value
+        scale = weight
+        for a, n in zip(inverse, index):
+            if n:
+                scale = scale * a**n
+        out[index] = scale * total
     return out
 
 

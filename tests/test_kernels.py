@@ -236,3 +236,42 @@ def test_softplus_value_and_gradient_are_finite_and_exact_far_out():
     gradient = tape.gradient(value, parameter.unconstrained).numpy()
     np.testing.assert_array_equal(value.numpy(), tfp.bijectors.Softplus().forward(x).numpy())
     np.testing.assert_allclose(gradient, scipy.special.expit(x), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pigp.kernels.SquaredExponential(VARIANCE, LENGTHSCALES),
+        KERNELS["matern52"][0],
+        KERNELS["matern72"][0],
+        KERNELS["rq"][0],
+        make_spectral_mixture,
+    ],
+    ids=["se", "matern52", "matern72", "rq", "spectral_mixture"],
+)
+def test_closed_form_partials_match_the_nested_tapes(rng, monkeypatch, make):
+    """The profile-only derivatives (``radial_partials``, the gaussian's and cosine's
+    closed forms) against nested tapes through the whole kernel: the blocks and their
+    gradients in the kernel's parameters, at distinct and coincident points."""
+    from pigp import covariance
+
+    X = rng.uniform(size=(6, 2))
+    X[4] = X[1]
+    terms = pigp.operators.heat(0.6).resolve(2)
+    results = []
+    for fast in (True, False):
+        monkeypatch.setattr(covariance, "RADIAL", fast)
+        monkeypatch.setattr(covariance, "CLOSED_FORMS", fast)
+        kernel = make()
+        kernel.build(X)
+        variables = [p.unconstrained for p in kernel.parameters.values()]
+        with tf.GradientTape() as tape:
+            K = block(kernel, tf.constant(X), tf.constant(X), terms, terms)
+            loss = tf.reduce_sum(tf.sin(K))
+        results.append((K.numpy(), [g.numpy() for g in tape.gradient(loss, variables)]))
+    (fast_K, fast_gradients), (taped_K, taped_gradients) = results
+    assert np.all(np.isfinite(fast_K))
+    np.testing.assert_allclose(fast_K, taped_K, rtol=1e-10, atol=1e-10 * np.abs(taped_K).max())
+    for fast, taped in zip(fast_gradients, taped_gradients):
+        assert np.all(np.isfinite(fast))
+        np.testing.assert_allclose(fast, taped, rtol=1e-8, atol=1e-10 * np.abs(taped).max())
