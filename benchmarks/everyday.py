@@ -1,0 +1,194 @@
+"""Everyday fits: a small inverse heat problem none of the other benchmarks tunes for.
+
+``u_t = alpha u_xx + f`` on [0, 1]^2 with ``u = sin(pi x) cos(pi t) + x (1 - x) / 2``,
+``alpha = 0.5`` and ``f`` from the equation; 20 u and 20 f values at uniform random
+points with 1% Gaussian noise (of each set's root mean square), alpha learned from a
+start of 2. Per kernel (squared exponential, Matern 5/2, a one-component spectral
+mixture) and training schedule: a first fit compiles the programs of its structure
+(timed apart), then one default fit per seed, each a new model: wall time, Adam steps
+and L-BFGS-B evaluations, the loss reached, alpha and u's relative L2 error on a
+50 x 50 grid. With GPflow importable (the ``peers`` environment), GPflow's ``GPR``
+with SciPy's L-BFGS-B on the same 40 points (a plain GP of the u and f values
+stacked, two input columns) for scale.
+
+``--per-step``: the cost of an Adam step per kernel instead, 1000 Adam steps per fit
+(no L-BFGS-B), the kernels alternating in one process, the median of ``--seeds`` fits
+after a first (compiling) one of each.
+
+Schedules (``--schedules``): ``default`` (``pigp.models.TRAINING`` and
+``ADAM_STALL`` as they are), ``adam2000`` (2000 Adam steps, then L-BFGS-B),
+``stall-<fraction>`` (Adam hands over to L-BFGS-B once 250 steps gained less than
+that fraction of all Adam gained) and ``lbfgs`` (L-BFGS-B alone, up to 1000
+iterations). Prints a table, writes JSON.
+
+    python benchmarks/everyday.py --seeds 3 --out benchmarks/results/everyday.json
+"""
+
+import argparse
+import statistics
+import time
+import warnings
+
+import numpy as np
+from _output import write_json
+
+import pigp
+import pigp.models
+
+ALPHA = 0.5
+KERNELS = {
+    "squared_exponential": pigp.kernels.SquaredExponential,
+    "matern52": pigp.kernels.Matern52,
+    "spectral_mixture_1": lambda: pigp.kernels.SpectralMixture(1),
+}
+
+
+def solution(X):
+    """``(u, f)`` at X (n, 2), columns (x, t)."""
+    x, t = X[:, 0], X[:, 1]
+    u = np.sin(np.pi * x) * np.cos(np.pi * t) + 0.5 * x * (1 - x)
+    u_t = -np.pi * np.sin(np.pi * x) * np.sin(np.pi * t)
+    u_xx = -(np.pi**2) * np.sin(np.pi * x) * np.cos(np.pi * t) - 1.0
+    return u, u_t - ALPHA * u_xx
+
+
+def data(seed: int, noise: float = 0.01) -> tuple:
+    rng = np.random.default_rng(seed)
+    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+    y_u, y_f = solution(X_u)[0], solution(X_f)[1]
+    y_u = y_u + noise * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(len(y_u))
+    y_f = y_f + noise * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(len(y_f))
+    return X_u, y_u, X_f, y_f
+
+
+def schedule(name: str) -> dict:
+    """``fit``'s arguments for a schedule, and ``ADAM_STALL`` for it."""
+    if name == "default":
+        return {"arguments": {}, "stall": pigp.models.ADAM_STALL}
+    if name == "adam2000":
+        return {"arguments": {"steps": 2000, "optimizer": "adam+lbfgs"}, "stall": None}
+    if name.startswith("stall-"):
+        return {
+            "arguments": {"steps": 2000, "optimizer": "adam+lbfgs"},
+            "stall": float(name.split("-", 1)[1]),
+        }
+    if name == "lbfgs":
+        return {"arguments": {"steps": 1000, "optimizer": "lbfgs"}, "stall": None}
+    raise ValueError(f"schedule: unknown {name!r}")
+
+
+def fit(kernel: str, plan: dict, seed: int) -> dict:
+    X_u, y_u, X_f, y_f = data(seed)
+    alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
+    model = pigp.PIGP(KERNELS[kernel](), pigp.operators.heat(diffusivity=alpha))
+    saved = pigp.models.ADAM_STALL
+    pigp.models.ADAM_STALL = plan["stall"]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            start = time.perf_counter()
+            model.fit(X_u, y_u, X_f, y_f, **plan["arguments"])
+            seconds = time.perf_counter() - start
+    finally:
+        pigp.models.ADAM_STALL = saved
+    X, _ = pigp.plotting.grid(50)
+    u = solution(X)[0]
+    mean, _ = model.predict(X)
+    return {
+        "seconds": seconds,
+        "adam_steps": len(model.history),
+        "lbfgs_evaluations": len(model.lbfgs_evaluations),
+        "loss": -model.log_marginal_likelihood(),
+        "alpha": float(alpha.numpy()),
+        "alpha_error": abs(float(alpha.numpy()) - ALPHA) / ALPHA,
+        "relative_l2": float(np.linalg.norm(mean - u) / np.linalg.norm(u)),
+    }
+
+
+def gpflow_fit(seed: int) -> float | None:
+    """GPflow's GPR on the 40 values (u and f stacked): seconds, or None without GPflow."""
+    try:
+        import gpflow
+    except ImportError:
+        return None
+    X_u, y_u, X_f, y_f = data(seed)
+    X, y = np.r_[X_u, X_f], np.r_[y_u, y_f][:, None]
+    start = time.perf_counter()
+    model = gpflow.models.GPR((X, y), gpflow.kernels.SquaredExponential(lengthscales=[0.5, 0.5]))
+    gpflow.optimizers.Scipy().minimize(model.training_loss, model.trainable_variables)
+    return time.perf_counter() - start
+
+
+def per_step(kernels, repeats: int) -> dict:
+    """Milliseconds per Adam step by kernel (median of ``repeats`` fits of 1000 steps)."""
+    X_u, y_u, X_f, y_f = data(0)
+    seconds = {name: [] for name in kernels}
+    for repeat in range(repeats + 1):
+        for name in kernels:
+            model = pigp.PIGP(
+                KERNELS[name](), pigp.operators.heat(pigp.Parameter(2.0, positive=True))
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()
+                model.fit(X_u, y_u, X_f, y_f, steps=1000, optimizer="adam")
+                if repeat:  # the first compiles
+                    seconds[name].append(time.perf_counter() - start)
+    return {name: statistics.median(times) for name, times in seconds.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", nargs="*", default=list(KERNELS), choices=list(KERNELS))
+    parser.add_argument("--schedules", nargs="*", default=["default"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--per-step", action="store_true", help="Adam's step cost per kernel")
+    parser.add_argument("--out", default="benchmarks/results/everyday.json")
+    args = parser.parse_args()
+    if args.per_step:
+        result = per_step(args.kernels, args.seeds)
+        base = result[args.kernels[0]]
+        for name, ms in result.items():
+            print(f"{name:<20} {ms:6.3f} ms per Adam step  ({ms / base:.2f}x {args.kernels[0]})")
+        write_json(args.out, {"ms_per_adam_step": result, "fits": args.seeds})
+        return
+    rows = []
+    print(
+        f"{'kernel':<20} {'schedule':<12} {'first s':>8} {'median s':>9} {'adam':>6} "
+        f"{'lbfgs':>6} {'loss':>9} {'alpha err':>10} {'u rel L2':>9}",
+        flush=True,
+    )
+    for kernel in args.kernels:
+        for name in args.schedules:
+            plan = schedule(name)
+            first = fit(kernel, plan, seed=1000)  # compiles the structure's programs
+            fits = [fit(kernel, plan, seed) for seed in range(args.seeds)]
+            row = {
+                "kernel": kernel,
+                "schedule": name,
+                "first_fit_seconds": first["seconds"],
+                "fits": fits,
+                "median_seconds": statistics.median(f["seconds"] for f in fits),
+            }
+            rows.append(row)
+            print(
+                f"{kernel:<20} {name:<12} {first['seconds']:8.2f} {row['median_seconds']:9.2f} "
+                f"{statistics.median(f['adam_steps'] for f in fits):6.0f} "
+                f"{statistics.median(f['lbfgs_evaluations'] for f in fits):6.0f} "
+                f"{statistics.median(f['loss'] for f in fits):9.2f} "
+                f"{max(f['alpha_error'] for f in fits):10.2e} "
+                f"{max(f['relative_l2'] for f in fits):9.2e}",
+                flush=True,
+            )
+    gpflow = [gpflow_fit(seed) for seed in range(args.seeds)]
+    result = {"rows": rows}
+    if gpflow[0] is not None:
+        result["gpflow_gpr_seconds"] = gpflow
+        result["gpflow_gpr_median_seconds"] = statistics.median(gpflow)
+        median = statistics.median(gpflow)
+        print(f"GPflow GPR (SciPy L-BFGS-B), median of {args.seeds}: {median:.2f} s")
+    write_json(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
