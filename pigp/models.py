@@ -403,6 +403,18 @@ class PIGP(Model):
             return
         objective = self.objective()
         learned = self.log_marginal_likelihood()
+        before = [(v, v.numpy()) for v in objective.variables]
+        try:
+            self._try_exact(objective, Xs, y, history, candidates, learned)
+        except KeyboardInterrupt:
+            # Interrupted inside a trial (a noise pinned at 0, a refit half done): back
+            # to the fit's best parameters, which the interrupted fit promises to keep.
+            for v, value in before:
+                v.assign(value)
+            raise
+
+    def _try_exact(self, objective, Xs, y, history, candidates, learned) -> None:
+        """``_decide_exact``'s trials, one data set after another."""
         exact_sets = []
         for s in candidates:
             saved = [(v, v.numpy()) for v in objective.variables]

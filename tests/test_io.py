@@ -250,11 +250,19 @@ def test_a_file_that_is_not_a_zip_archive_says_so(tmp_path):
 @pytest.mark.parametrize("kind", ["pigp", "sparse"])
 def test_version_2_files_are_read_and_predict_as_they_did(kind):
     """Files written by the format version before (the model class by name), with
-    their predictions then (tests/data/make_version2.py): read, and bit for bit."""
+    their predictions then (tests/data/make_version2.py): read, and predicting the same.
+    The sparse model's bit for bit; the exact model's to rounding, since the gaussian's
+    derivatives are closed forms (``pigp.covariance.CLOSED_FORMS``; measured: mean 2e-12,
+    variance 1e-9 of their largest values)."""
     folder = pathlib.Path(__file__).parent / "data"
     expected = np.load(folder / "version2_predictions.npz")
     model = pigp.load(folder / f"version2_{kind}.npz")
     assert type(model) is (pigp.PIGP if kind == "pigp" else pigp.SparsePIGP)
     mean, var = model.predict(expected["X"])
-    np.testing.assert_array_equal(mean, expected[f"{kind}_mean"])
-    np.testing.assert_array_equal(var, expected[f"{kind}_var"])
+    mean_then, var_then = expected[f"{kind}_mean"], expected[f"{kind}_var"]
+    if kind == "sparse":
+        np.testing.assert_array_equal(mean, mean_then)
+        np.testing.assert_array_equal(var, var_then)
+    else:
+        np.testing.assert_allclose(mean, mean_then, rtol=0, atol=1e-10 * np.abs(mean_then).max())
+        np.testing.assert_allclose(var, var_then, rtol=0, atol=1e-7 * np.abs(var_then).max())

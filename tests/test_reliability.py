@@ -343,7 +343,12 @@ _INTERRUPT = textwrap.dedent("""
     from pigp.experiments import heat_design, heat_solution
     optimizer, n_f = sys.argv[1], int(sys.argv[2])
     X_u, X_f = heat_design(0, n_f)
-    data = (X_u, heat_solution(X_u)[0], X_f, heat_solution(X_f)[1])
+    # 5% noise: L-BFGS-B then takes some 40 iterations (~12 s at N = 620) where on exact
+    # data it converged in 7 (~2.5 s), before the signal came.
+    rng = np.random.default_rng(0)
+    y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
+    data = (X_u, y_u * (1 + 0.05 * rng.standard_normal(len(y_u))),
+            X_f, y_f * (1 + 0.05 * rng.standard_normal(len(y_f))))
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
     model.fit(*data, steps=2, optimizer=optimizer)            # compile
     print("ready", flush=True)
@@ -352,7 +357,7 @@ _INTERRUPT = textwrap.dedent("""
                   learning_rate=1e-4)
     except KeyboardInterrupt:
         losses = model.history + model.lbfgs_evaluations
-        best = min(h for h in losses if np.isfinite(h))
+        best = min((h for h in losses if np.isfinite(h)), default=np.inf)
         print("caught", time.perf_counter(), len(losses),
               -model.log_marginal_likelihood() <= best + 1e-9 * abs(best), flush=True)
         model.predict(X_f)
@@ -376,13 +381,17 @@ def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f
     )
     try:
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(1.5)
+        # Long enough for some steps on a loaded machine (the other test worker may be
+        # building the docs); the timeout only bounds a hung child: after the signal the
+        # child still computes the posterior and compiles predict's program.
+        time.sleep(1.5 if optimizer == "adam" else 3.0)
         sent = time.perf_counter()
         child.send_signal(signal.SIGINT)
-        stdout, stderr = child.communicate(timeout=60)
+        stdout, stderr = child.communicate(timeout=300)
     finally:
         child.kill()
     caught = stdout.split()
+    assert caught and caught[0] == "caught", stderr[-2000:]
     assert caught[0] == "caught" and int(caught[2]) > 0 and caught[3] == "True"
     print(f"{optimizer}, N = {20 + n_f}: landed {float(caught[1]) - sent:.3f} s after SIGINT")
     assert child.returncode != 0
