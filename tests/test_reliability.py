@@ -339,7 +339,10 @@ def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
 
 
 _INTERRUPT = textwrap.dedent("""
-    import sys, time, numpy as np, pigp
+    import signal, sys, time, numpy as np, pigp
+    # A shell's background job starts with SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler: install it, so the test does not depend on its launcher.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from pigp.experiments import heat_design, heat_solution
     optimizer, n_f = sys.argv[1], int(sys.argv[2])
     X_u, X_f = heat_design(0, n_f)
