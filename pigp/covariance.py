@@ -22,7 +22,7 @@ import numpy as np
 
 from ._tensorflow import tf
 from .derivatives import partials
-from .kernels import Fields
+from .kernels import Fields, cosine, gaussian, hermite
 
 __all__ = [
     "operator_pair",
@@ -288,23 +288,16 @@ def _gaussian_wave(column, r, order: int) -> list | None:
     r)]`` (Hermite's polynomials at a complex argument): one recurrence in place of
     Leibniz's rule over both factors' derivatives.
     """
-    from .kernels import cosine, gaussian
-
     if len(column) != 2 or {profile for _, profile in column} != {gaussian, cosine}:
         return None
     (a, _), (w, _) = sorted(column, key=lambda factor: factor[1] is cosine)
     envelope = gaussian(a * r)
     angle = w * r
-    h = tf.complex(envelope * tf.cos(angle), envelope * tf.sin(angle))
+    real = envelope * tf.cos(angle)
+    h = tf.complex(real, envelope * tf.sin(angle))
     v = tf.complex(a * r, -w / a * tf.ones_like(r))
-    out, previous, current = [envelope * tf.cos(angle)], None, None
-    for k in range(1, order + 1):
-        if k == 1:
-            previous, current = tf.ones_like(v), v
-        else:
-            previous, current = current, v * current - tf.cast(k - 1, v.dtype) * previous
-        out.append((-a) ** k * tf.math.real(current * h))
-    return out
+    polynomials = hermite(v, order)
+    return [real] + [(-a) ** k * tf.math.real(polynomials[k] * h) for k in range(1, order + 1)]
 
 
 def _leibniz(f: list, g: list) -> list:

@@ -132,18 +132,20 @@ def cosine(z: tf.Tensor) -> tf.Tensor:
     return tf.cos(z)
 
 
+def hermite(z: tf.Tensor, order: int) -> list:
+    """Hermite's probabilists' polynomials ``[He_0(z), ..., He_order(z)]`` by the
+    recurrence ``He_(k+1) = z He_k - k He_(k-1)`` (``z`` real or complex)."""
+    out = [tf.ones_like(z), z][: order + 1]
+    for k in range(2, order + 1):
+        out.append(z * out[-1] - (k - 1) * out[-2])
+    return out
+
+
 def _gaussian_derivatives(z: tf.Tensor, order: int) -> list:
     """``[phi, phi', ..., phi^(order)]`` of ``phi = gaussian``: ``phi^(k) = (-1)^k
-    He_k(z) phi`` with Hermite's recurrence ``He_(k+1) = z He_k - k He_(k-1)``."""
+    He_k(z) phi``."""
     value = gaussian(z)
-    out, previous, current = [value], None, None
-    for k in range(1, order + 1):
-        if k == 1:
-            previous, current = tf.ones_like(z), z
-        else:
-            previous, current = current, z * current - (k - 1) * previous
-        out.append((-current if k % 2 else current) * value)
-    return out
+    return [(-p if k % 2 else p) * value for k, p in enumerate(hermite(z, order))]
 
 
 def _cosine_derivatives(z: tf.Tensor, order: int) -> list:
