@@ -67,12 +67,18 @@ def test_mkdocs_build_strict_executes_the_tutorials(site):
         re.findall(r"distance to the diagonal ([0-9.]+)-[0-9.]+: relative L2 ([0-9.]+)", seed)
     )
     readme = (ROOT / "README.md").read_text()
+    # The README quotes one run and the spread that rounding of the data gives
+    # (benchmarks/rounding.py); the tutorial's own fit must land inside that spread.
     quoted = re.search(
         r"relative L2 error is ([0-9.]+) within 0.05 of\s+the diagonal and "
-        r"([0-9.]+) beyond 0.2",
+        r"([0-9.]+) beyond 0.2 \(([0-9.]+) to ([0-9.]+) beyond 0.2",
         readme,
     )
-    assert quoted and (shown["0.00"], shown["0.20"]) == quoted.groups()
+    assert quoted, "the README's seed figures moved; update this pattern"
+    near, far, low, high = quoted.groups()
+    assert shown["0.00"] == near
+    assert float(low) <= float(far) <= float(high)
+    assert float(low) <= float(shown["0.20"]) <= float(high)
     # Every formula became MathML at build time; no page loads a script from elsewhere.
     for page in site.rglob("*.html"):
         text = page.read_text()
