@@ -59,8 +59,10 @@ NOISE_FLOOR = 1e-4
 
 #: With ``optimizer="adam+lbfgs"``, Adam hands over to L-BFGS-B early, at a multiple of
 #: 250 steps, once those 250 steps lowered the loss by less than this fraction of
-#: all that Adam has lowered it (``pigp.training.minimize_adam``'s ``stall``).
-ADAM_STALL = None
+#: all that Adam has lowered it (``pigp.training.minimize_adam``'s ``stall``) and by
+#: less than ``ADAM_STALL_NATS`` nats; None runs all of ``fit``'s ``steps``.
+ADAM_STALL = 0.05
+ADAM_STALL_NATS = 1.0
 
 
 #: ``fit``'s training defaults: ``steps`` Adam steps at ``learning_rate``, then L-BFGS-B.
@@ -287,6 +289,7 @@ class PIGP(Model):
                     callback,
                     adam,
                     stall,
+                    ADAM_STALL_NATS,
                 )
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
@@ -504,7 +507,9 @@ class PIGP(Model):
         self.posterior()
         return self
 
-    def _adam(self, objective, Xs, y, steps, learning_rate, verbose, callback, history, stall):
+    def _adam(
+        self, objective, Xs, y, steps, learning_rate, verbose, callback, history, stall, nats
+    ):
         progress = progress_bar(steps, verbose)
         wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
         try:
@@ -518,6 +523,7 @@ class PIGP(Model):
                 progress,
                 history,
                 stall,
+                nats,
             )
         finally:
             if progress is not None:

@@ -238,6 +238,7 @@ def minimize_adam(
     progress=None,
     history: History | None = None,
     stall: float | None = None,
+    stall_nats: float | None = None,
 ) -> History:
     """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
 
@@ -256,6 +257,10 @@ def minimize_adam(
             lowered the best loss by less than ``stall`` times all that the run has
             lowered it (Adam has slowed to a crawl that L-BFGS-B covers in a few
             iterations); None runs all ``steps``.
+        stall_nats: with ``stall``, those 250 steps must also have lowered the
+            loss by less than this many nats (a loss that still falls by a nat or
+            more is crossing a plateau, which L-BFGS-B may not); None: no such
+            condition.
 
     Returns:
         The ``History``. The variables are left at the lowest loss seen,
@@ -287,7 +292,8 @@ def minimize_adam(
                 first = history.losses[start]
                 if len(bests) >= 2 and np.isfinite(first):
                     gained, recent = first - bests[-1], bests[-2] - bests[-1]
-                    if gained > 0 and recent < stall * gained:
+                    slow = stall_nats is None or recent < stall_nats
+                    if gained > 0 and recent < stall * gained and slow:
                         if progress is not None:
                             progress.update(steps - done)
                         break

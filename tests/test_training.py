@@ -143,20 +143,26 @@ def test_models_of_one_structure_share_compiled_programs_and_stay_exact():
             np.testing.assert_allclose(g.numpy(), r, rtol=1e-8, atol=1e-10)
 
 
-def test_adam_stops_at_the_first_multiple_of_250_steps_that_gained_too_little():
+@pytest.mark.parametrize("nats", [None, 0.5])
+def test_adam_stops_at_the_first_multiple_of_250_steps_that_gained_too_little(nats):
     """minimize_adam's stall rule, checked against the history it returns: it stops at
     the first multiple of 250 steps where those steps lowered the best loss by less
-    than stall times all that the run lowered it, and not before."""
+    than stall times all that the run lowered it (and, with ``stall_nats``, by less
+    than that many nats), and not before."""
     rng = np.random.default_rng(5)
     model = _heat_model(pigp.kernels.SquaredExponential(1.0, [0.3, 0.5]), 1.0, rng, 10, 14)
     objective = model.objective()
     Xs, y = model.data.tensors(model.dtype)
     stall = 0.1
-    history = pigp.training.minimize_adam(objective, Xs, y, 5000, Adam(0.02), stall=stall)
+    history = pigp.training.minimize_adam(
+        objective, Xs, y, 5000, Adam(0.02), stall=stall, stall_nats=nats
+    )
     losses = np.asarray(history.losses)
     assert len(losses) % 250 == 0 and len(losses) < 5000
     best = [losses[:k].min() for k in range(250, len(losses) + 1, 250)]
     gained = [losses[0] - b for b in best]
     recent = [np.inf] + [best[i - 1] - best[i] for i in range(1, len(best))]
-    stops = [r < stall * g for r, g in zip(recent, gained)]
+    stops = [r < stall * g and (nats is None or r < nats) for r, g in zip(recent, gained)]
     assert stops[-1] and not any(stops[:-1])
+    if nats is not None:  # the nats condition held the run back past the relative one
+        assert any(r < stall * g for r, g in zip(recent[:-1], gained[:-1]))
