@@ -113,7 +113,7 @@ for name, output in (("u", u), ("v", v), ("p", "p")):
     print(f"relative L2 error of {name}: {error:.1e}")
 
 # %% [markdown]
-# `steps=300` shortens Adam's part of the default schedule (2000 steps, then
+# `steps=300` shortens Adam's part of the default schedule (up to 2000 steps, then
 # L-BFGS-B): on these 500 values a step takes about 30 ms, and the shorter run
 # ended at an optimum with the same errors.
 #

@@ -63,7 +63,8 @@ pigp.plotting.slice_at(
 # %% [markdown]
 # ## The training curve
 #
-# The loss at every iteration: 2000 Adam steps, then L-BFGS-B's iterations
+# The loss at every iteration: Adam's steps (up to 2000; fewer where Adam
+# stalls, see the performance page), then L-BFGS-B's iterations
 # (`model.lbfgs_evaluations` holds every loss its line searches evaluated).
 # Steps whose loss or gradient was not finite would be marked (they are
 # skipped, see `model.rejected_steps`).
