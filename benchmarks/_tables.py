@@ -226,7 +226,49 @@ def exact_data() -> str:
     return _table(("problem", "noise") + tuple(choices), body)
 
 
+#: (JSON in results/, family, alpha, noise) of ``benchmarks/calibration.py``'s runs
+CALIBRATION_RUNS = (
+    ("calibration", "Raissi et al.'s, noise variances given", 1.0, 0.01),
+    ("calibration_everyday_0.01", "everyday: sin(πx) cos(πt) + x(1-x)/2", 0.5, 0.01),
+    ("calibration_everyday_0.05", "everyday: sin(πx) cos(πt) + x(1-x)/2", 0.5, 0.05),
+    ("calibration_cosine_0.01", "cosine: e^-t cos(2πx) + xt", 0.2, 0.01),
+    ("calibration_cosine_0.05", "cosine: e^-t cos(2πx) + xt", 0.2, 0.05),
+    ("calibration_slow_0.01", "slow: e^-2t sin(πx) + x²t", 0.05, 0.01),
+    ("calibration_slow_0.05", "slow: e^-2t sin(πx) + x²t", 0.05, 0.05),
+)
+
+
+def calibration() -> str:
+    """alpha's 95% intervals over 20 seeds per family: how many hold the truth."""
+    body = []
+    for name, family, alpha, noise in CALIBRATION_RUNS:
+        if not (RESULTS / f"{name}.json").exists():
+            continue
+        rows = _load(name)["rows"]
+        n = len(rows)
+
+        def held(method, rows=rows, n=n):
+            if not all(method in r for r in rows):
+                return "–"
+            return f"{sum(r[method]['contains_truth'] for r in rows)}/{n}"
+
+        errors = sorted(r["laplace"]["relative_l2"] for r in rows)
+        body.append(
+            (
+                family,
+                f"{alpha:g}",
+                f"{noise:.0%}",
+                held("laplace"),
+                held("nuts"),
+                f"{errors[len(errors) // 2]:.1e} ({errors[-1]:.1e})",
+            )
+        )
+    header = ("family", "α", "noise", "Laplace holds α", "NUTS holds α", "u rel. L2 median (max)")
+    return _table(header, body)
+
+
 TABLES = {
+    "calibration": calibration,
     "performance-steps-float64": lambda: performance_steps("float64"),
     "performance-steps-float32": lambda: performance_steps("float32"),
     "performance-parts-float64": lambda: performance_parts("float64"),

@@ -9,7 +9,9 @@ set's root mean square on u and f:
 - ``everyday``: ``benchmarks/everyday.py``'s (u = sin(pi x) cos(pi t) + x (1 - x) / 2,
   alpha = 0.5; 20 u and 20 f uniform random points);
 - ``cosine``: u = exp(-t) cos(2 pi x) + x t, alpha = 0.2; 20 u and 20 f uniform
-  random points.
+  random points;
+- ``slow``: u = exp(-2 t) sin(pi x) + x^2 t, alpha = 0.05 (the diffusion a small part
+  of f); 20 u and 20 f uniform random points.
 
 ``raissi`` keeps its recorded settings (both noise variances given as parameters
 from 1e-3, ``--noise-floor`` bounding them from below, for the noise-free case); the
@@ -56,11 +58,20 @@ def cosine_solution(X):
     return u, u_t - 0.2 * u_xx
 
 
+def slow_solution(X):
+    x, t = X[:, 0], X[:, 1]
+    u = np.exp(-2 * t) * np.sin(np.pi * x) + x**2 * t
+    u_t = -2 * np.exp(-2 * t) * np.sin(np.pi * x) + x**2
+    u_xx = -(np.pi**2) * np.exp(-2 * t) * np.sin(np.pi * x) + 2 * t
+    return u, u_t - 0.05 * u_xx
+
+
 #: family -> (solution, true alpha)
 FAMILIES = {
     "raissi": (raissi_solution, 1.0),
     "everyday": (everyday_solution, 0.5),
     "cosine": (cosine_solution, 0.2),
+    "slow": (slow_solution, 0.05),
 }
 
 KERNELS = {
