@@ -23,9 +23,10 @@ def test_quick_start_runs(tmp_path, monkeypatch):
     np.testing.assert_array_equal(scope["same"].predict(scope["X_star"])[0], scope["mean"])
 
 
-def test_the_performance_table_is_the_benchmark_runs():
-    """The README's performance table is the one ``benchmarks/_tables.py`` makes from
-    ``benchmarks/results/performance.json`` (the docs' tables come from there too)."""
+def test_the_readme_tables_are_the_benchmark_runs():
+    """The README's performance and calibration tables are the ones
+    ``benchmarks/_tables.py`` makes from ``benchmarks/results/`` (the docs' tables come
+    from there too)."""
     import importlib.util
 
     path = README.parent / "benchmarks" / "_tables.py"
@@ -33,3 +34,5 @@ def test_the_performance_table_is_the_benchmark_runs():
     tables = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tables)
     assert tables.performance_readme() in README.read_text()
+    # The calibration table too (benchmarks/results/calibration*.json).
+    assert tables.calibration() in README.read_text()
