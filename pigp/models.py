@@ -203,9 +203,10 @@ class PIGP(Model):
                 (default 2000, ``TRAINING``).
             learning_rate: Adam's step size on the unconstrained variables (0.02).
             optimizer: ``"adam"`` (``steps`` Adam steps), ``"lbfgs"`` (SciPy's
-                L-BFGS-B, at most ``steps`` iterations) or ``"adam+lbfgs"`` (``steps`` Adam
-                steps, then L-BFGS-B to polish, at most 1000 iterations; the
-                default). With
+                L-BFGS-B, at most ``steps`` iterations) or ``"adam+lbfgs"`` (up to ``steps``
+                Adam steps, fewer where Adam stalls: ``ADAM_STALL``,
+                ``ADAM_STALL_NATS``; then L-BFGS-B to polish, at most 1000
+                iterations; the default). With
                 ``steps=0`` nothing is trained: the data are set and the posterior
                 computed at the current parameters. After training, each data set
                 whose noise was not given is tried exact (its noise fixed at 0, the
