@@ -250,7 +250,11 @@ def calibration() -> str:
         def held(method, rows=rows, n=n):
             if not all(method in r for r in rows):
                 return "–"
-            return f"{sum(r[method]['contains_truth'] for r in rows)}/{n}"
+            text = f"{sum(r[method]['contains_truth'] for r in rows)}/{n}"
+            unmixed = sum(
+                r[method]["contains_truth"] and r[method].get("max_rhat", 1.0) > 1.1 for r in rows
+            )
+            return text + (f" ({unmixed} with R-hat > 1.1)" if unmixed else "")
 
         errors = sorted(r["laplace"]["relative_l2"] for r in rows)
         body.append(
