@@ -63,7 +63,7 @@ def data(seed: int, noise: float = 0.01) -> tuple:
 
 
 def schedule(name: str) -> dict:
-    """``fit``'s arguments for a schedule, and ``ADAM_STALL`` for it."""
+    """``fit``'s arguments for a schedule, and ``ADAM_STALL``, ``ADAM_STALL_NATS`` for it."""
     if name == "default":
         return {
             "arguments": {},

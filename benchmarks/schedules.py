@@ -34,17 +34,13 @@ def raissi_calibration(out: str, seed: int = 0) -> dict:
     """The fits of ``benchmarks/calibration.py``'s Raissi family (its seeds 0-19, 1%
     noise, then noise-free with a floor of 1e-4 on both noise variances): alpha's
     largest error in each."""
-    from calibration import problem
+    from calibration import heat_model, problem
 
     result = {}
     for noise, floor in [(0.01, 0.0), (0.0, 1e-4)]:
         errors = []
         for s in range(20):
-            alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
-            noises = {n: pigp.Parameter(1e-3, lower=floor, name=n) for n in ("noise_u", "noise_f")}
-            model = pigp.PIGP(
-                pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha), **noises
-            )
+            model, alpha = heat_model("raissi", floor=floor)
             model.fit(*problem("raissi", s, noise))
             errors.append(abs(float(alpha.numpy()) - 1.0))
         result[f"max_alpha_error_noise_{noise}"] = max(errors)
