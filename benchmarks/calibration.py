@@ -28,9 +28,15 @@ wall times. Prints a table, writes JSON.
 
     python benchmarks/calibration.py --seeds 20 --noise 0.01 --out results/calibration.json
     python benchmarks/calibration.py --family everyday --noise 0.05 --no-nuts
+
+``--keep-nuts FILE`` refits every seed and recomputes the Laplace columns, keeping the
+NUTS rows of an earlier run (``FILE``) of the same family, noise and kernel: it stops
+unless each fit reproduces that run's estimate of alpha to 1e-6 (relative), so that
+the kept NUTS rows sampled the same fitted model.
 """
 
 import argparse
+import json
 import time
 import warnings
 
@@ -108,8 +114,9 @@ def case(
     floor: float = 0.0,
     family: str = "raissi",
     kernel: str = "squared_exponential",
-    nuts: bool = True,
+    nuts: bool | dict = True,
 ) -> dict:
+    """One seed's row. ``nuts``: sample with NUTS, or not, or a recorded NUTS row to keep."""
     solution, truth = FAMILIES[family]
     X_u, y_u, X_f, y_f = problem(family, seed, noise)
     model, alpha = heat_model(family, kernel, floor)
@@ -130,15 +137,22 @@ def case(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         std = float(model.parameter_uncertainty()["operator.diffusivity"])
+        low, high = model.parameter_intervals()["operator.diffusivity"]
         estimate = float(alpha.numpy())
         laplace = {
             "estimate": estimate,
-            "low": estimate - 1.959964 * std,
-            "high": estimate + 1.959964 * std,
+            "low": low,
+            "high": high,
+            "std": std,
+            "delta_low": estimate - 1.959964 * std,
+            "delta_high": estimate + 1.959964 * std,
+            "delta_contains_truth": bool(abs(estimate - truth) <= 1.959964 * std),
             **accuracy(*model.predict(X)),
         }
         results = {"laplace": laplace}
-        if nuts:
+        if nuts is not None and not isinstance(nuts, bool):  # a recorded NUTS row: keep it
+            results["nuts"] = nuts
+        elif nuts:
             start = time.perf_counter()
             samples = model.sample(seed=seed)
             sample_seconds = time.perf_counter() - start
@@ -180,6 +194,7 @@ def main():
         "--noise-floor", type=float, default=0.0, help="lower bound of both noise variances"
     )
     parser.add_argument("--no-nuts", action="store_true", help="Laplace intervals only")
+    parser.add_argument("--keep-nuts", help="a JSON of an earlier run whose NUTS rows to keep")
     parser.add_argument("--out", default="results/calibration.json")
     args = parser.parse_args()
     rows = []
@@ -187,8 +202,28 @@ def main():
         f"{'seed':>4} {'alpha':>9} {'Laplace in':>10} {'width':>8} {'NUTS in':>8} {'width':>8} "
         f"{'u L2':>8} {'u cov ML':>8} {'u cov NUTS':>10} {'R-hat':>6} {'div':>4} {'NUTS s':>7}"
     )
+    kept = None
+    if args.keep_nuts:
+        with open(args.keep_nuts) as f:
+            kept = json.load(f)["rows"]
     for seed in range(args.seeds):
-        r = case(seed, args.noise, args.noise_floor, args.family, args.kernel, not args.no_nuts)
+        nuts = not args.no_nuts
+        if kept is not None:
+            earlier = kept[seed]
+            if (earlier["seed"], earlier.get("family", "raissi"), earlier["noise"]) != (
+                seed,
+                args.family,
+                args.noise,
+            ):
+                raise SystemExit(f"--keep-nuts: row {seed} of {args.keep_nuts} is another case")
+            nuts = earlier.get("nuts", False)
+        r = case(seed, args.noise, args.noise_floor, args.family, args.kernel, nuts)
+        if kept is not None:
+            before, now = kept[seed]["laplace"]["estimate"], r["laplace"]["estimate"]
+            if abs(now - before) > 1e-6 * abs(before):
+                raise SystemExit(
+                    f"--keep-nuts: seed {seed} fitted alpha {now!r}, the kept run {before!r}"
+                )
         rows.append(r)
         la, nu = r["laplace"], r.get("nuts")
         line = (
@@ -215,7 +250,8 @@ def main():
         f"\nalpha's 95% interval contains the truth: Laplace "
         f"{summary['laplace_contains']}/{len(rows)}"
     )
-    if not args.no_nuts:
+    summary["laplace_delta_contains"] = sum(r["laplace"]["delta_contains_truth"] for r in rows)
+    if all("nuts" in r for r in rows):
         summary.update(
             nuts_contains=sum(r["nuts"]["contains_truth"] for r in rows),
             nuts_u_coverage_pooled=float(np.mean([r["nuts"]["coverage_95"] for r in rows])),

@@ -31,7 +31,7 @@ from .operators import Nonlinear
 from .parameters import Parameter, substituted
 from .posterior import CHUNK, Posterior
 from .structure import data_parameters, program
-from .uncertainty import laplace
+from .uncertainty import laplace, laplace_intervals
 
 __all__ = ["PIGP"]
 
@@ -592,6 +592,37 @@ class PIGP(Model):
             objective,
             *self.data.tensors(self.dtype),
             self.trainable_parameters(),
+            bounded=data_parameters(self.data.sets),
+        )
+
+    def parameter_intervals(self, level: float = 0.95) -> dict:
+        """Laplace intervals of the parameters: central ``level`` intervals of the
+        Gaussian in the unconstrained variables (covariance ``H^-1``, as
+        ``parameter_uncertainty``), each end mapped through the parameter's
+        transform. A positive parameter's interval (a diffusivity, a lengthscale)
+        stays above its lower bound, where ``value +- 1.96 std`` can reach below 0
+        once the std is a sizeable part of the value. See ``pigp.uncertainty.
+        laplace_intervals``; ``sample`` gives the intervals of the posterior itself.
+
+        Args:
+            level: the probability each interval holds, in (0, 1).
+
+        Returns:
+            dict: ``{name: (low, high)}`` for every trainable parameter, floats or
+            arrays; ``(lower, inf)`` (a positive parameter) or ``(-inf, inf)`` for an
+            entry ``parameter_uncertainty`` reports as ``inf``, with the same warnings.
+
+        Raises:
+            ValueError: before fit, or for a ``level`` outside (0, 1).
+        """
+        if not (isinstance(level, (int, float, np.floating)) and 0.0 < float(level) < 1.0):
+            raise ValueError(f"level: expected a probability in (0, 1), got {level!r}")
+        objective = self.objective()
+        return laplace_intervals(
+            objective,
+            *self.data.tensors(self.dtype),
+            self.trainable_parameters(),
+            float(level),
             bounded=data_parameters(self.data.sets),
         )
 

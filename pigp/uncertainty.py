@@ -3,6 +3,8 @@
 At a minimum of the loss in the unconstrained variables ``v``, the Hessian
 ``H`` gives their approximate posterior covariance ``H^-1``; the delta method
 maps it to the constrained values: ``std = |d value / d v| sqrt(diag H^-1)``.
+``laplace_intervals`` maps the quantiles of the Gaussian in ``v`` through each
+parameter's transform instead: intervals that stay inside a parameter's support.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import functools
 import warnings
 
 import numpy as np
+import scipy.stats
 
 from ._tensorflow import tf
 
-__all__ = ["laplace"]
+__all__ = ["laplace", "laplace_intervals"]
 
 
 def hessian(objective, Xs, y) -> np.ndarray:
@@ -83,6 +86,63 @@ def _hessian(objective, Xs, y, unconstrained):
     )
 
 
+def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
+    """``diag H^-1`` in the unconstrained variables, flattened; ``inf`` for the
+    entries held fixed (``laplace`` says which and why; ``caller`` opens the warnings)."""
+    H = hessian(objective, Xs, y)
+    entries = [
+        f"{name}[{i}]" if p.shape != () else name
+        for name, p in parameters
+        for i in range(int(np.prod(p.shape)))
+    ]
+    # Hold the entries with the most non-finite values, one at a time, until the rest of
+    # H is finite (one entry's NaN reaches every row through its column).
+    finite = np.ones(len(H), bool)
+    while not np.all(np.isfinite(H[np.ix_(finite, finite)])):
+        bad = (~np.isfinite(H[np.ix_(finite, finite)])).sum(axis=1)
+        finite[np.flatnonzero(finite)[np.argmax(bad)]] = False
+    if not finite.all():
+        warnings.warn(
+            f"{caller}: the loss Hessian is not finite along "
+            f"{', '.join(e for e, ok in zip(entries, finite) if not ok)} (the covariance "
+            "is near singular there); held fixed, std reported as inf, the other stds "
+            "are conditional on it",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    diagonal = np.abs(np.diag(H))
+    scale = diagonal[finite].max() if finite.any() else 0.0
+    curved = finite & (diagonal > 1e-12 * scale) & (scale > 0)
+    held = []
+    while curved.any():
+        values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
+        if values[0] > 1e-12 * abs(values[-1]):
+            break
+        worst = np.flatnonzero(curved)[np.argmax(np.abs(vectors[:, 0]))]
+        curved[worst] = False
+        held.append(entries[worst])
+    if not curved.any():
+        warnings.warn(
+            f"{caller}: the loss Hessian is not positive definite in any "
+            "parameter (the parameters are not at a minimum, or the fit has "
+            "degenerated: see model.parameter_values()); every std reported as inf",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    elif held:
+        warnings.warn(
+            f"{caller}: the loss curves down or is flat along "
+            f"{', '.join(held)} (not at a strict minimum there); held fixed, "
+            f"std reported as inf, the other stds are conditional on it",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    variance = np.full(len(H), np.inf)
+    if curved.any():
+        variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
+    return variance
+
+
 def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
     """Posterior standard deviations of the parameters by the Laplace approximation.
 
@@ -111,57 +171,7 @@ def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
     names them). Nothing raises: where no entry is left, every
     std is ``inf`` and the warning says why.
     """
-    H = hessian(objective, Xs, y)
-    entries = [
-        f"{name}[{i}]" if p.shape != () else name
-        for name, p in parameters
-        for i in range(int(np.prod(p.shape)))
-    ]
-    # Hold the entries with the most non-finite values, one at a time, until the rest of
-    # H is finite (one entry's NaN reaches every row through its column).
-    finite = np.ones(len(H), bool)
-    while not np.all(np.isfinite(H[np.ix_(finite, finite)])):
-        bad = (~np.isfinite(H[np.ix_(finite, finite)])).sum(axis=1)
-        finite[np.flatnonzero(finite)[np.argmax(bad)]] = False
-    if not finite.all():
-        warnings.warn(
-            "parameter_uncertainty: the loss Hessian is not finite along "
-            f"{', '.join(e for e, ok in zip(entries, finite) if not ok)} (the covariance "
-            "is near singular there); held fixed, std reported as inf, the other stds "
-            "are conditional on it",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    diagonal = np.abs(np.diag(H))
-    scale = diagonal[finite].max() if finite.any() else 0.0
-    curved = finite & (diagonal > 1e-12 * scale) & (scale > 0)
-    held = []
-    while curved.any():
-        values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
-        if values[0] > 1e-12 * abs(values[-1]):
-            break
-        worst = np.flatnonzero(curved)[np.argmax(np.abs(vectors[:, 0]))]
-        curved[worst] = False
-        held.append(entries[worst])
-    if not curved.any():
-        warnings.warn(
-            "parameter_uncertainty: the loss Hessian is not positive definite in any "
-            "parameter (the parameters are not at a minimum, or the fit has "
-            "degenerated: see model.parameter_values()); every std reported as inf",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    elif held:
-        warnings.warn(
-            f"parameter_uncertainty: the loss curves down or is flat along "
-            f"{', '.join(held)} (not at a strict minimum there); held fixed, "
-            f"std reported as inf, the other stds are conditional on it",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    variance = np.full(len(H), np.inf)
-    if curved.any():
-        variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
+    variance = _variances(objective, Xs, y, parameters, "parameter_uncertainty")
     out, offset = {}, 0
     for name, p in parameters:
         size = int(np.prod(p.shape))
@@ -176,11 +186,49 @@ def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
         out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
         offset += size
     watched = parameters if bounded is None else [(n, p) for n, p in parameters if p in bounded]
-    _warn_at_bounds(watched, out)
+    _warn_at_bounds(watched, out, "parameter_uncertainty")
     return out
 
 
-def _warn_at_bounds(parameters, stds: dict) -> None:
+def laplace_intervals(objective, Xs, y, parameters, level: float = 0.95, bounded=None) -> dict:
+    """Central ``level`` intervals of the parameters by the Laplace approximation in the
+    unconstrained variables: ``v +- z sqrt(diag H^-1)`` (``z`` the normal quantile),
+    each end mapped through the parameter's transform. A positive parameter's
+    interval stays above its lower bound and is wider above the value than below
+    it, as the posterior of a scale is; where the Gaussian in ``v`` is a fair
+    approximation, so are its quantiles, which the delta method's ``value +- z std``
+    is not for a parameter whose std is of the order of its value. Entries held
+    fixed (see ``laplace``) get the whole support: ``(lower, inf)`` for a positive
+    parameter, ``(-inf, inf)`` otherwise.
+
+    Returns:
+        dict: ``{name: (low, high)}``, floats for scalars and arrays for vectors.
+    """
+    variance = _variances(objective, Xs, y, parameters, "parameter_intervals")
+    z = float(scipy.stats.norm.ppf(0.5 + 0.5 * level))
+    out, offset = {}, 0
+    for name, p in parameters:
+        size = int(np.prod(p.shape))
+        centre = p.unconstrained.numpy().reshape(-1)
+        spread = z * np.sqrt(variance[offset : offset + size])
+        ends = []
+        for sign in (-1.0, 1.0):
+            with np.errstate(invalid="ignore"):
+                v = centre + sign * spread
+            end = p.forward(np.where(np.isinf(spread), sign * np.inf, v)).numpy()
+            ends.append(float(end[0]) if p.shape == () else end.reshape(p.shape))
+        out[name] = tuple(ends)
+        offset += size
+    watched = parameters if bounded is None else [(n, p) for n, p in parameters if p in bounded]
+    _warn_at_bounds(
+        watched,
+        {n: np.where(np.isinf(out[n][1]), np.inf, 0.0) for n, _ in watched},
+        "parameter_intervals",
+    )
+    return out
+
+
+def _warn_at_bounds(parameters, stds: dict, caller: str) -> None:
     """Warn about positive parameters at their lower bound with an infinite std."""
     stuck = [
         name
@@ -189,7 +237,7 @@ def _warn_at_bounds(parameters, stds: dict) -> None:
     ]
     if stuck:
         warnings.warn(
-            f"parameter_uncertainty: {', '.join(stuck)} sit at the lower bound of a "
+            f"{caller}: {', '.join(stuck)} sit at the lower bound of a "
             "positive parameter, where the std is inf: the data may ask for a value "
             "beyond it. For a coefficient, lift the bound: pigp.Parameter(value) (signed "
             "in an operator) or Parameter(value, positive=False), or a smaller lower=; "

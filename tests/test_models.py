@@ -477,3 +477,76 @@ def test_difference_hessian_matches_the_nested_tapes(rng):
     np.testing.assert_allclose(differences, tapes, atol=1e-5 * np.abs(tapes).max())
     for v, b in zip(objective.variables, before):
         np.testing.assert_array_equal(v.numpy(), b)
+
+
+def test_laplace_intervals_are_the_unconstrained_gaussian_mapped_and_stay_positive():
+    """A weakly informed diffusivity (20 u and 20 f values, 5% noise): the interval is
+    softplus(v +- 1.96 sd) with sd from a central-difference Hessian of the log marginal
+    likelihood in the unconstrained variables; above 0 and wider above the value than
+    below it."""
+    rng = np.random.default_rng(3)
+    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+    u = lambda X: np.exp(-2 * X[:, 1]) * np.sin(np.pi * X[:, 0]) + X[:, 0] ** 2 * X[:, 1]
+    u_t = lambda X: -2 * np.exp(-2 * X[:, 1]) * np.sin(np.pi * X[:, 0]) + X[:, 0] ** 2
+    u_xx = lambda X: -(np.pi**2) * np.exp(-2 * X[:, 1]) * np.sin(np.pi * X[:, 0]) + 2 * X[:, 1]
+    y_u, y_f = u(X_u), u_t(X_f) - 0.05 * u_xx(X_f)
+    y_u = y_u + 0.05 * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(20)
+    y_f = y_f + 0.05 * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(20)
+    alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(diffusivity=alpha))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X_u, y_u, X_f, y_f)
+    intervals = model.parameter_intervals()
+    std = model.parameter_uncertainty()
+
+    variables = [p.unconstrained for _, p in model.trainable_parameters()]
+    assert all(v.shape.rank <= 1 for v in variables)
+    centre = np.concatenate([np.ravel(v.numpy()) for v in variables])
+
+    def loss(x):
+        offset = 0
+        for v in variables:
+            size = int(np.prod(v.shape))
+            v.assign(np.reshape(x[offset : offset + size], v.shape))
+            offset += size
+        return -model.log_marginal_likelihood()
+
+    h, n = 1e-4, len(centre)
+    H = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            total = 0.0
+            for si, sj in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+                x = centre.copy()
+                x[i] += si * h
+                x[j] += sj * h
+                total += si * sj * loss(x)
+            H[i, j] = H[j, i] = total / (4 * h * h)
+    loss(centre)
+    # Entries without curvature (std inf) are held fixed, as parameter_uncertainty does.
+    names = [n for n, p in model.trainable_parameters() for _ in range(int(np.prod(p.shape)))]
+    stds = np.concatenate([np.ravel(std[n]) for n, _ in model.trainable_parameters()])
+    kept = np.flatnonzero(np.isfinite(stds))
+    index = names.index("operator.diffusivity")
+    at = list(kept).index(index)
+    sd = np.sqrt(np.linalg.inv(H[np.ix_(kept, kept)])[at, at])
+    v = centre[index]
+    softplus = lambda x: np.logaddexp(0.0, x)
+    low, high = intervals["operator.diffusivity"]
+    assert low == pytest.approx(softplus(v - 1.959964 * sd), rel=1e-3)
+    assert high == pytest.approx(softplus(v + 1.959964 * sd), rel=1e-3)
+    value = float(alpha.numpy())
+    assert 0 < low < value < high
+    assert high - value > value - low  # wider above the value than below it
+    # Every parameter gets an interval holding its value.
+    for name, p in model.trainable_parameters():
+        lo, hi = intervals[name]
+        assert np.all(np.asarray(lo) < p.numpy()) and np.all(p.numpy() < np.asarray(hi))
+
+
+def test_laplace_intervals_refuse_a_level_outside_0_1(fitted):
+    model, _ = fitted
+    for level in (0.0, 1.0, 1.5, -0.1, "0.9", float("nan")):
+        with pytest.raises(ValueError, match=r"level: expected a probability in \(0, 1\)"):
+            model.parameter_intervals(level)
