@@ -543,16 +543,33 @@ class PIGP(Model):
         large noise variance, the field left at the prior mean) when the kernel
         cannot fit the data, e.g. a fast initial transient next to slow dynamics.
         """
+        zeros = [
+            s.name
+            for s in self.data.sets
+            if not np.any(s.y) and float(s.noise.numpy()) <= NOISE_FLOOR * 1e-2
+        ]
         for s in self.data.sets:
             scale = float(np.mean(np.square(s.y / self.y_scale)))
             noise = float(s.noise.numpy())
             if s.noise.trainable and scale > 0 and noise > fraction * scale:
-                warnings.warn(
-                    f"fit: the learned noise variance of the {s.name!r} data is "
-                    f"{noise / scale:.0%} of their mean square: the model may be "
+                cause = (
                     "explaining those data as noise. If they are not that noisy, try other "
                     "initial lengthscales, a smaller initial noise, or a kernel that fits the "
-                    "field (e.g. a sum of two kernels for two scales)",
+                    "field (e.g. a sum of two kernels for two scales)"
+                )
+                if zeros:
+                    cause = (
+                        f"explaining those data as noise. The {zeros} data are all zero and "
+                        "fitted (near) exactly: their likelihood grows without bound as the "
+                        "kernel variance shrinks, so a field of zeros with the other data "
+                        "called noise wins. To keep it bounded, fix the noise of the "
+                        f"{s.name!r} data at its known level (pigp.Parameter(variance, "
+                        "trainable=False), standardised units, as noise= of Observations "
+                        "or noise_u=/noise_f=) or fix the kernel variance"
+                    )
+                warnings.warn(
+                    f"fit: the learned noise variance of the {s.name!r} data is "
+                    f"{noise / scale:.0%} of their mean square: the model may be {cause}",
                     RuntimeWarning,
                     stacklevel=3,
                 )

@@ -550,3 +550,29 @@ def test_laplace_intervals_refuse_a_level_outside_0_1(fitted):
     for level in (0.0, 1.0, 1.5, -0.1, "0.9", float("nan")):
         with pytest.raises(ValueError, match=r"level: expected a probability in \(0, 1\)"):
             model.parameter_intervals(level)
+
+
+def test_zero_valued_data_fitted_exactly_are_named_when_the_field_collapses():
+    """A homogeneous heat equation (f = 0 at 20 points) with 20 noisy u values and every
+    noise learned: the likelihood of the zeros grows without bound as the kernel
+    variance shrinks, the fit ends at u = 0 with the u data called noise, and the
+    warning names the zero-valued set as the cause."""
+    rng = np.random.default_rng(0)
+    u = lambda X: np.exp(-(np.pi**2) * 0.5 * X[:, 1]) * np.sin(np.pi * X[:, 0])
+    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+    y_u = u(X_u) + 0.01 * rng.standard_normal(20)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.operators.heat(pigp.Parameter(1.0, positive=True, name="diffusivity")),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X_u, y_u, X_f, np.zeros(20))
+    values = model.parameter_values()
+    assert values["kernel.variance"] < 1e-6 and values["noise_u"] > 0.5
+    messages = [
+        str(w.message) for w in caught if "noise variance of the 'u' data" in str(w.message)
+    ]
+    assert len(messages) == 1
+    assert "The ['f'] data are all zero" in messages[0]
+    assert "fix the noise of the 'u' data at its known level" in messages[0]
