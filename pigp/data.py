@@ -110,6 +110,14 @@ class Observations:
             ``"f"``, which name the ``X_u``/``X_f`` data.
         labels: what error messages call ``X`` and ``y`` (default ``NAME.X``
             and ``NAME.y``; ``fit``'s u data are ``X_u`` and ``y_u``).
+        condition: whether the set conditions the prior without being evidence for
+            the parameters: the objective is ``-log p(other sets | this one)``, the
+            set's own marginal density ``p(y_set)`` left out (the posterior and
+            predictions are the same). For a homogeneous equation (``L u = 0`` at
+            collocation points, all targets 0) whose noise is 0 or learned, that
+            density grows without bound as the kernel variance shrinks, and a fit on
+            it ends at ``u = 0``; conditioned on, the equation shapes the prior of the
+            other data instead. At least one set must be left as evidence.
 
     Attributes:
         noise: the noise variance, a ``pigp.Parameter``.
@@ -125,11 +133,15 @@ class Observations:
         noise=None,
         name: str = "data",
         labels: tuple | None = None,
+        condition: bool = False,
     ):
         if not isinstance(operator, Operator):
             raise ValueError(f"operator: expected a pigp.operators.Operator, got {operator!r}")
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        if not isinstance(condition, (bool, np.bool_)):
+            raise ValueError(f"condition: expected True or False, got {condition!r}")
+        self.condition = bool(condition)
         self.labels = (f"{name}.X", f"{name}.y") if labels is None else tuple(labels)
         x_name, y_name = self.labels
         X = check.as_inputs(x_name, X)
@@ -156,6 +168,8 @@ class DataSet:
         noise: the noise variance parameter (in standardised units).
         noise_decided_by_fit: whether ``fit`` decides between a learned noise and
             exact data (the noise was not given).
+        condition: whether the objective conditions on the set instead of counting
+            its marginal density (see ``Observations``).
     """
 
     name: str
@@ -165,6 +179,7 @@ class DataSet:
     terms: tuple
     noise: Parameter
     noise_decided_by_fit: bool = False
+    condition: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,6 +230,7 @@ def data_set(
     x_name: str = "X",
     y_name: str = "y",
     noise_decided_by_fit: bool = False,
+    condition: bool = False,
 ) -> DataSet:
     """One validated ``DataSet``; ``ValueError`` naming ``x_name``/``y_name`` if not."""
     if X is None or y is None:
@@ -226,7 +242,7 @@ def data_set(
     y = check.as_targets(y_name, y, len(X), x_name)
     terms = tuple(operator.resolve(X.shape[1], dims, field_names(kernel)))
     check_smoothness(kernel, terms, x_name)
-    return DataSet(name, X, y, operator, terms, noise, noise_decided_by_fit)
+    return DataSet(name, X, y, operator, terms, noise, noise_decided_by_fit, bool(condition))
 
 
 def target_scale(sets, standardize: bool = True) -> float:
@@ -312,8 +328,14 @@ def prepare(
                 x_name,
                 y_name,
                 obs.noise_decided_by_fit,
+                getattr(obs, "condition", False),
             )
         )
         input_dim = sets[-1].X.shape[1]
     check_targets(sets, [obs.labels[1] for obs in observations])
+    if all(s.condition for s in sets):
+        raise ValueError(
+            f"observations: every set ({names}) has condition=True: leave at least one as "
+            "evidence for the parameters"
+        )
     return Data(tuple(sets), target_scale(sets, standardize))

@@ -216,6 +216,7 @@ def save(model, path) -> None:
                 "operator": encode(s.operator, table),
                 "noise": encode(s.noise, table),
                 "noise_decided_by_fit": s.noise_decided_by_fit,
+                **({"condition": True} if s.condition else {}),
             }
             for s in sets
         ],
@@ -289,6 +290,7 @@ def load(path, custom_objects: dict | None = None):
                         f"set_{i}_X",
                         f"set_{i}_y",
                         bool(s.get("noise_decided_by_fit", False)),
+                        bool(s.get("condition", False)),
                     )
                 )
             except ValueError as error:

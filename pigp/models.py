@@ -357,6 +357,12 @@ class PIGP(Model):
                 "side y_f there (zeros for N[u] = 0)"
             )
         check_equation(self.operator, self.dtype)
+        conditioned = [s.name for s in data.sets if s.condition]
+        if conditioned:
+            raise ValueError(
+                f"observations: condition=True ({conditioned}) is for linear operators; "
+                "a nonlinear equation's fit does not take it"
+            )
         for s in data.sets:
             # The marginal likelihood of a linearised model can explain boundary data
             # as noise and settle on a trivial solution: data of undeclared noise are
@@ -562,10 +568,11 @@ class PIGP(Model):
                         f"explaining those data as noise. The {zeros} data are all zero and "
                         "fitted (near) exactly: their likelihood grows without bound as the "
                         "kernel variance shrinks, so a field of zeros with the other data "
-                        "called noise wins. To keep it bounded, fix the noise of the "
+                        "called noise wins. Condition on them instead of counting them as "
+                        "evidence (pigp.Observations(X, zeros, operator, 0, name, "
+                        "condition=True)), or fix the noise of the "
                         f"{s.name!r} data at its known level (pigp.Parameter(variance, "
-                        "trainable=False), standardised units, as noise= of Observations "
-                        "or noise_u=/noise_f=) or fix the kernel variance"
+                        "trainable=False), standardised units)"
                     )
                 warnings.warn(
                     f"fit: the learned noise variance of the {s.name!r} data is "

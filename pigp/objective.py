@@ -80,7 +80,11 @@ class Objective:
         self.unconstrained = self._variables.unconstrained
         #: What the training programs depend on: the structure, which variables are
         #: trained, the extra ones' shapes and the priors (by identity).
+        #: Which sets the loss conditions on (``Observations(condition=True)``).
+        self.conditions = tuple(bool(getattr(s, "condition", False)) for s in self.sets)
         self.key = (self.structure.key, *self._variables.key)
+        if any(self.conditions):
+            self.key = (*self.key, ("condition", self.conditions))
         self.signature = self.signature_of(self.variables, self.sets, self.priors)
 
     @staticmethod
@@ -160,6 +164,55 @@ class Objective:
         with substituted(self.parameters, values):
             return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
 
+    # ----- conditioning sets ----------------------------------------------------------------
+    def _condition_rows(self, Xs) -> np.ndarray | None:
+        """The rows of ``K`` of the sets conditioned on, or None."""
+        if not any(self.conditions):
+            return None
+        starts = np.cumsum([0] + [int(X.shape[0]) for X in Xs])
+        return np.concatenate(
+            [np.arange(starts[i], starts[i + 1]) for i, c in enumerate(self.conditions) if c]
+        )
+
+    def _tf_conditioned(self, K, y, rows, inverse=False):
+        """``-log p(y_C)`` of the conditioning rows ``C`` (TensorFlow) and, with
+        ``inverse``, ``K_CC^-1 - a_C a_C'`` (``a_C = K_CC^-1 y_C``) placed in the rows
+        and columns ``C`` of an N x N zero matrix: what the loss's ``K^-1 - a a'``
+        loses when ``p(y_C)`` is divided out."""
+        rows_t = tf.constant(rows, tf.int32)
+        K_CC = tf.gather(tf.gather(K, rows_t, axis=0), rows_t, axis=1)
+        y_C = tf.gather(y, rows_t)
+        chol = tf.linalg.cholesky(K_CC)
+        a = tf.linalg.cholesky_solve(chol, y_C[:, None])[:, 0]
+        part = gaussian_nll(
+            tf.reduce_sum(y_C * a),
+            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+            tf.cast(len(rows), self.dtype),
+        )
+        if not inverse:
+            return part, None
+        n = tf.shape(K)[0]
+        local = tf.linalg.cholesky_solve(chol, tf.eye(len(rows), dtype=K.dtype))
+        local = local - a[:, None] * a[None, :]
+        pairs = np.stack(np.meshgrid(rows, rows, indexing="ij"), -1).reshape(-1, 2)
+        placed = tf.scatter_nd(tf.constant(pairs, tf.int32), tf.reshape(local, [-1]), [n, n])
+        return part, placed
+
+    @staticmethod
+    def _np_conditioned(K_CC: np.ndarray, y_C: np.ndarray, inverse=False):
+        """``_tf_conditioned`` with SciPy, from ``K_CC`` itself; None where ``K_CC`` is
+        not positive definite."""
+        try:
+            chol = scipy.linalg.cholesky(K_CC, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return None, None
+        a = scipy.linalg.cho_solve((chol, True), y_C, check_finite=False)
+        part = gaussian_nll(float(y_C @ a), float(np.sum(np.log(np.diag(chol)))), len(y_C))
+        if not inverse:
+            return part, None
+        local = scipy.linalg.cho_solve((chol, True), np.eye(len(y_C)), check_finite=False)
+        return part, local - np.outer(a, a)
+
     def nll(self, Xs, y, unconstrained=None) -> tf.Tensor:
         """The loss as a differentiable tensor, through TensorFlow's Cholesky (the
         reference the fast gradients are tested against; the Laplace Hessian), at
@@ -177,6 +230,9 @@ class Objective:
             tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
             tf.cast(tf.shape(y)[0], self.dtype),
         )
+        rows = self._condition_rows(Xs)
+        if rows is not None:
+            nll = nll - self._tf_conditioned(K, y[:, 0], rows)[0]
         return nll + tf.cast(self.penalty(unconstrained), self.dtype) if self.priors else nll
 
     # ----- compiled paths -----------------------------------------------------------------
@@ -214,6 +270,10 @@ class Objective:
             return math.nan
         alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
         nll = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
+        rows = self._condition_rows(Xs)
+        if rows is not None:
+            part, _ = self._np_conditioned(K[np.ix_(rows, rows)], y[rows])
+            nll = math.nan if part is None else nll - part
         return nll + float(self.penalty().numpy()) if self.priors else nll
 
     def loss_and_gradient(self, Xs, y, backend: str | None = None) -> tuple:
@@ -302,6 +362,10 @@ class Objective:
             tf.cast(tf.shape(y)[0], self.dtype),
         )
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
+        rows = self._condition_rows(Xs)
+        if rows is not None:
+            part, placed = self._tf_conditioned(K, y, rows, inverse=True)
+            loss, inverse = loss - part, inverse - placed
         dvalues = self._gram_vjp(Xs, values, inverse, alpha)
         grads = self._chain(values_tape, values, dvalues, unconstrained)
         return self._with_penalty(
@@ -330,6 +394,13 @@ class Objective:
         values_program, chain_program = self._values_and_chain()
         values = values_program(self.unconstrained)
         K = self._gram(Xs, values).numpy()
+        rows = self._condition_rows(Xs)
+        conditioned = None
+        if rows is not None:
+            conditioned = self._np_conditioned(K[np.ix_(rows, rows)], y[rows], inverse=True)
+            if conditioned[0] is None:
+                nan = tf.constant(np.nan, tf.float64)
+                return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
         # K is symmetric, so its C-ordered memory is also K in Fortran order.
         potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
             ("potrf", "potrs", "potri"), (K,)
@@ -342,7 +413,13 @@ class Objective:
         loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
         inverse, _ = potri(chol, lower=1, overwrite_c=1)
         # Fortran lower triangle = upper triangle of the C-ordered transpose.
-        dvalues = self._gram_vjp(Xs, values, inverse.T, alpha)
+        inverse = inverse.T
+        if conditioned is not None:
+            part, local = conditioned
+            loss -= part
+            inverse = np.array(inverse)
+            inverse[np.ix_(rows, rows)] -= local
+        dvalues = self._gram_vjp(Xs, values, inverse, alpha)
         grads = chain_program(self.unconstrained, tuple(dvalues))
         return self._with_penalty(
             tf.constant(loss, tf.float64),

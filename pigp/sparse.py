@@ -366,6 +366,12 @@ class SparsePIGP(Model):
                 f"every data set; {exact} have 0 (exact data): give a small positive one "
                 "instead (e.g. 1e-6, standardised units)"
             )
+        conditioned = [s.name for s in data.sets if s.condition]
+        if conditioned:
+            raise ValueError(
+                f"observations: condition=True ({conditioned}) is for pigp.PIGP; the sparse "
+                "model's bound counts every set as evidence"
+            )
         with self.strategy.scope():
             self.kernel.build(np.concatenate([s.X for s in data.sets]))
         n = sum(data.sizes)
