@@ -29,6 +29,9 @@ wall times. Prints a table, writes JSON.
     python benchmarks/calibration.py --seeds 20 --noise 0.01 --out results/calibration.json
     python benchmarks/calibration.py --family everyday --noise 0.05 --no-nuts
 
+``--alpha-prior normal`` samples alpha under a normal prior centred on its fitted value
+(std ``max(alpha, 1)``, cut at 0) instead of ``sample``'s default log-normal.
+
 ``--keep-nuts FILE`` refits every seed and recomputes the Laplace columns, keeping the
 NUTS rows of an earlier run (``FILE``) of the same family, noise and kernel: it stops
 unless each fit reproduces that run's estimate of alpha to 1e-4 (relative: far inside
@@ -116,8 +119,12 @@ def case(
     family: str = "raissi",
     kernel: str = "squared_exponential",
     nuts: bool | dict = True,
+    alpha_prior: str = "default",
 ) -> dict:
-    """One seed's row. ``nuts``: sample with NUTS, or not, or a recorded NUTS row to keep."""
+    """One seed's row. ``nuts``: sample with NUTS, or not, or a recorded NUTS row to keep.
+    ``alpha_prior``: ``"default"`` (``sample``'s log-normal centred on the fit) or
+    ``"normal"`` (a normal centred on the fitted alpha, std ``max(alpha, 1)``, cut at 0:
+    the signed coefficients' default, kept positive), given to alpha after the fit."""
     solution, truth = FAMILIES[family]
     X_u, y_u, X_f, y_f = problem(family, seed, noise)
     model, alpha = heat_model(family, kernel, floor)
@@ -126,6 +133,13 @@ def case(
         warnings.simplefilter("ignore")
         model.fit(X_u, y_u, X_f, y_f)
     fit_seconds = time.perf_counter() - start
+    if alpha_prior == "normal":
+        import tensorflow_probability as tfp
+
+        value = float(alpha.numpy())
+        alpha.prior = tfp.distributions.TruncatedNormal(
+            np.float64(value), np.float64(max(value, 1.0)), np.float64(0.0), np.float64(np.inf)
+        )
     X, _ = pigp.plotting.grid(50)
     u = solution(X)[0]
 
@@ -196,6 +210,12 @@ def main():
     )
     parser.add_argument("--no-nuts", action="store_true", help="Laplace intervals only")
     parser.add_argument("--keep-nuts", help="a JSON of an earlier run whose NUTS rows to keep")
+    parser.add_argument(
+        "--alpha-prior",
+        choices=("default", "normal"),
+        default="default",
+        help="NUTS's prior on alpha (see case)",
+    )
     parser.add_argument("--out", default="results/calibration.json")
     args = parser.parse_args()
     rows = []
@@ -218,7 +238,10 @@ def main():
             ):
                 raise SystemExit(f"--keep-nuts: row {seed} of {args.keep_nuts} is another case")
             nuts = earlier.get("nuts", False)
-        r = case(seed, args.noise, args.noise_floor, args.family, args.kernel, nuts)
+        r = case(
+            seed, args.noise, args.noise_floor, args.family, args.kernel, nuts, args.alpha_prior
+        )
+        r["alpha_prior"] = args.alpha_prior
         if kept is not None:
             before, now = kept[seed]["laplace"]["estimate"], r["laplace"]["estimate"]
             r["nuts"]["fitted_estimate"] = before  # the fit NUTS sampled
