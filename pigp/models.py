@@ -73,7 +73,13 @@ TRAINING = {"steps": 2000, "learning_rate": 0.02, "optimizer": "adam+lbfgs"}
 NONLINEAR_TRAINING = {"steps": 50, "learning_rate": 0.02, "optimizer": "lbfgs"}
 
 #: Gauss-Newton's defaults (``fit``'s ``solver``): see ``pigp.nonlinear.solve``.
-NONLINEAR_SOLVER = {"iterations": 30, "tolerance": 1e-5, "learn": "auto", "learn_points": 1200}
+NONLINEAR_SOLVER = {
+    "iterations": 30,
+    "tolerance": 1e-5,
+    "learn": "auto",
+    "learn_points": 1200,
+    "likelihood": "joint",
+}
 
 
 @dataclass(frozen=True)
@@ -224,7 +230,12 @@ class PIGP(Model):
                 ``learn_points`` (with more values than this, Gauss-Newton first runs,
                 learning, on the collocation points cut to this many values in all,
                 then on all of them with the parameters held; 1200 by default; None:
-                all points from the start). There ``y_f`` is the right-hand side ``f`` of
+                all points from the start), ``likelihood`` (what the parameters are
+                learned by: ``"joint"``, the marginal likelihood of every data set and
+                the linearised equation; ``"conditional"``, that of the data with noise
+                given the equation and the exact data, ``Observations(condition=True)``
+                on those; ``"joint"`` by default). There
+                ``y_f`` is the right-hand side ``f`` of
                 ``N[u] = f`` at the collocation points ``X_f``, and ``steps``,
                 ``learning_rate`` and ``optimizer`` apply to each learning phase
                 (defaults there: ``NONLINEAR_TRAINING``). ``model.gauss_newton``
@@ -333,9 +344,13 @@ class PIGP(Model):
                     f"solver: expected a dict with keys among {sorted(settings)}, got {solver!r}"
                 )
             settings.update(solver)
-        iterations, tolerance, learn, learn_points = (
-            settings[k] for k in ("iterations", "tolerance", "learn", "learn_points")
+        iterations, tolerance, learn, learn_points, likelihood = (
+            settings[k] for k in ("iterations", "tolerance", "learn", "learn_points", "likelihood")
         )
+        if likelihood not in ("joint", "conditional"):
+            raise ValueError(
+                f"solver['likelihood']: expected 'joint' or 'conditional', got {likelihood!r}"
+            )
         if learn_points is not None and not (
             isinstance(learn_points, (int, np.integer)) and learn_points >= 1
         ):
@@ -357,11 +372,23 @@ class PIGP(Model):
                 "side y_f there (zeros for N[u] = 0)"
             )
         check_equation(self.operator, self.dtype)
-        conditioned = [s.name for s in data.sets if s.condition]
-        if conditioned:
+        given = [s.name for s in data.sets if s.condition]
+        if given:
             raise ValueError(
-                f"observations: condition=True ({conditioned}) is for linear operators; "
-                "a nonlinear equation's fit does not take it"
+                f"observations: condition=True ({given}) is for linear operators; a "
+                "nonlinear equation's fit chooses what it conditions on (solver['likelihood'])"
+            )
+        # Data of undeclared noise will be exact (below); the others keep theirs.
+        noisy = [
+            s.name
+            for s in data.sets
+            if not s.noise_decided_by_fit
+            and (s.noise.trainable or bool(np.any(s.noise.numpy() > 0)))
+        ]
+        if likelihood == "conditional" and not noisy:
+            raise ValueError(
+                "solver['likelihood']: 'conditional' learns from data with noise given the "
+                "equation and the exact data; every data set here is exact"
             )
         for s in data.sets:
             # The marginal likelihood of a linearised model can explain boundary data
@@ -369,8 +396,16 @@ class PIGP(Model):
             # exact (learned noise: pass a positive initial variance).
             if s.noise_decided_by_fit:
                 pin_exact(s.noise)
+        conditioned = likelihood == "conditional"
         data = Data(
-            tuple(dataclasses.replace(s, noise_decided_by_fit=False) for s in data.sets),
+            tuple(
+                dataclasses.replace(
+                    s,
+                    noise_decided_by_fit=False,
+                    condition=conditioned and (s.name == "f" or s.name not in noisy),
+                )
+                for s in data.sets
+            ),
             data.y_scale,
         )
         self.kernel.build(np.concatenate([s.X for s in data.sets]))

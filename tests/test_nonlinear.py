@@ -234,3 +234,22 @@ def test_a_step_that_does_not_converge_warns():
     with pytest.warns(RuntimeWarning, match="did not converge"):
         model.fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={"learn": "never", "iterations": 1})
     assert len(model.gauss_newton) == 1
+
+
+def test_the_likelihood_setting_is_checked_and_conditional_needs_noisy_data():
+    nu = pigp.Parameter(0.3, positive=True)
+    Xb, yb, Xi = burgers_data(40, 20)
+    boundary = pigp.Observations(Xb, yb, name="boundary")
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), burgers(nu))
+    with pytest.raises(
+        ValueError, match=r"solver\['likelihood'\]: expected 'joint' or 'conditional'"
+    ):
+        model.fit(X_f=Xi, y_f=np.zeros(len(Xi)), observations=[boundary], solver={"likelihood": 1})
+    with pytest.raises(ValueError, match="every data set here is exact"):
+        model.fit(
+            X_f=Xi,
+            y_f=np.zeros(len(Xi)),
+            observations=[boundary],
+            solver={"likelihood": "conditional"},
+        )
+    assert model.data is None and nu.trainable  # refused before anything changed
