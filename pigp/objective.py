@@ -181,14 +181,7 @@ class Objective:
         loses when ``p(y_C)`` is divided out."""
         rows_t = tf.constant(rows, tf.int32)
         K_CC = tf.gather(tf.gather(K, rows_t, axis=0), rows_t, axis=1)
-        y_C = tf.gather(y, rows_t)
-        chol = tf.linalg.cholesky(K_CC)
-        a = tf.linalg.cholesky_solve(chol, y_C[:, None])[:, 0]
-        part = gaussian_nll(
-            tf.reduce_sum(y_C * a),
-            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
-            tf.cast(len(rows), self.dtype),
-        )
+        chol, a, part = self._tf_gaussian(K_CC, tf.gather(y, rows_t))
         if not inverse:
             return part, None
         n = tf.shape(K)[0]
@@ -197,6 +190,17 @@ class Objective:
         pairs = np.stack(np.meshgrid(rows, rows, indexing="ij"), -1).reshape(-1, 2)
         placed = tf.scatter_nd(tf.constant(pairs, tf.int32), tf.reshape(local, [-1]), [n, n])
         return part, placed
+
+    def _tf_gaussian(self, K, y) -> tuple:
+        """``(chol, K^-1 y, -log N(y | 0, K))`` for targets ``y`` of shape (n,)."""
+        chol = tf.linalg.cholesky(K)
+        a = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
+        nll = gaussian_nll(
+            tf.reduce_sum(y * a),
+            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
+            tf.cast(tf.shape(y)[0], self.dtype),
+        )
+        return chol, a, nll
 
     @staticmethod
     def _np_conditioned(K_CC: np.ndarray, y_C: np.ndarray, inverse=False):
@@ -354,13 +358,7 @@ class Objective:
         ``self.unconstrained``) with TensorFlow's Cholesky; usable inside a graph."""
         values, values_tape = self._values_and_tape(unconstrained)
         K = self._gram(Xs, values)
-        chol = tf.linalg.cholesky(K)
-        alpha = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
-        loss = gaussian_nll(
-            tf.reduce_sum(y * alpha),
-            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
-            tf.cast(tf.shape(y)[0], self.dtype),
-        )
+        chol, alpha, loss = self._tf_gaussian(K, y)
         inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
         rows = self._condition_rows(Xs)
         if rows is not None:
