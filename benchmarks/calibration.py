@@ -165,7 +165,7 @@ def case(
             **accuracy(*model.predict(X)),
         }
         results = {"laplace": laplace}
-        if nuts is not None and not isinstance(nuts, bool):  # a recorded NUTS row: keep it
+        if isinstance(nuts, dict):  # a recorded NUTS row: keep it
             results["nuts"] = nuts
         elif nuts:
             start = time.perf_counter()

@@ -223,18 +223,18 @@ def reaction_diffusion_rows(seed: int) -> list:
     truth = systems.reaction_diffusion_solution(GRID)
     zeros = np.zeros(len(design["X_c"]))
     boundary = np.zeros(len(design["X_b"]))
+    zero_sets = [
+        (design["X_c"], zeros, ops["equation_u"], "equation_u"),
+        (design["X_c"], zeros, ops["equation_v"], "equation_v"),
+        (design["X_b"], boundary, ops["u"], "boundary_u"),
+        (design["X_b"], boundary, ops["v"], "boundary_v"),
+    ]
     rows = []
     for condition in (False, True):
         kernels = {name: pigp.kernels.SquaredExponential() for name in ("u", "v")}
         model = pigp.PIGP(kernels, ops["equation_u"], dims=("x", "t"))
         # Known level, standardised: u's data are divided by their root mean square.
         noise = None if condition else pigp.Parameter(0.01**2, trainable=False)
-        zero_sets = [
-            (design["X_c"], zeros, ops["equation_u"], "equation_u"),
-            (design["X_c"], zeros, ops["equation_v"], "equation_v"),
-            (design["X_b"], boundary, ops["u"], "boundary_u"),
-            (design["X_b"], boundary, ops["v"], "boundary_v"),
-        ]
         seconds = _fit(
             model,
             observations=[

@@ -328,7 +328,7 @@ def prepare(
                 x_name,
                 y_name,
                 obs.noise_decided_by_fit,
-                getattr(obs, "condition", False),
+                obs.condition,
             )
         )
         input_dim = sets[-1].X.shape[1]

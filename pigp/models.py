@@ -587,7 +587,7 @@ class PIGP(Model):
         zeros = [
             s.name
             for s in self.data.sets
-            if not np.any(s.y) and float(s.noise.numpy()) <= NOISE_FLOOR * 1e-2
+            if not s.condition and not np.any(s.y) and float(s.noise.numpy()) <= NOISE_FLOOR * 1e-2
         ]
         for s in self.data.sets:
             scale = float(np.mean(np.square(s.y / self.y_scale)))

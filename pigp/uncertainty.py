@@ -185,8 +185,7 @@ def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
             std = np.where(np.isinf(part), np.inf, np.abs(slope) * np.sqrt(part))
         out[name] = float(std[0]) if p.shape == () else std.reshape(p.shape)
         offset += size
-    watched = parameters if bounded is None else [(n, p) for n, p in parameters if p in bounded]
-    _warn_at_bounds(watched, out, "parameter_uncertainty")
+    _warn_at_bounds(parameters, variance, bounded, "parameter_uncertainty")
     return out
 
 
@@ -210,30 +209,27 @@ def laplace_intervals(objective, Xs, y, parameters, level: float = 0.95, bounded
     for name, p in parameters:
         size = int(np.prod(p.shape))
         centre = p.unconstrained.numpy().reshape(-1)
-        spread = z * np.sqrt(variance[offset : offset + size])
+        spread = z * np.sqrt(variance[offset : offset + size])  # inf where held fixed
         ends = []
         for sign in (-1.0, 1.0):
-            with np.errstate(invalid="ignore"):
-                v = centre + sign * spread
-            end = p.forward(np.where(np.isinf(spread), sign * np.inf, v)).numpy()
+            end = p.forward(centre + sign * spread).numpy()
             ends.append(float(end[0]) if p.shape == () else end.reshape(p.shape))
         out[name] = tuple(ends)
         offset += size
-    watched = parameters if bounded is None else [(n, p) for n, p in parameters if p in bounded]
-    _warn_at_bounds(
-        watched,
-        {n: np.where(np.isinf(out[n][1]), np.inf, 0.0) for n, _ in watched},
-        "parameter_intervals",
-    )
+    _warn_at_bounds(parameters, variance, bounded, "parameter_intervals")
     return out
 
 
-def _warn_at_bounds(parameters, stds: dict, caller: str) -> None:
-    """Warn about positive parameters at their lower bound with an infinite std."""
+def _warn_at_bounds(parameters, variance, bounded, caller: str) -> None:
+    """Warn about positive parameters (among ``bounded``; all where None) at their
+    lower bound with an entry held fixed (an infinite ``variance``, flattened in the
+    order of ``parameters``)."""
+    sizes = [int(np.prod(p.shape)) for _, p in parameters]
+    held = np.split(np.isinf(variance), np.cumsum(sizes)[:-1])
     stuck = [
         name
-        for name, p in parameters
-        if p.at_bound() and not np.all(np.isfinite(np.asarray(stds[name])))
+        for (name, p), h in zip(parameters, held)
+        if (bounded is None or p in bounded) and p.at_bound() and h.any()
     ]
     if stuck:
         warnings.warn(
