@@ -78,7 +78,7 @@ NONLINEAR_SOLVER = {
     "tolerance": 1e-5,
     "learn": "auto",
     "learn_points": 1200,
-    "likelihood": "joint",
+    "likelihood": "auto",
 }
 
 
@@ -159,6 +159,7 @@ class PIGP(Model):
         self._objective = None  # rebuilt when the variables or the data sets change
         self._posterior = None  # the last snapshot; used only while current
         self.gauss_newton: list = []  # a nonlinear equation's iterations (pigp.nonlinear.Step)
+        self.held: tuple = ()  # names of parameters a conditional Gauss-Newton fit held
         if self.nonlinear and self._candidates:
             raise ValueError(
                 "kernel: 'auto' is not available for nonlinear equations; pass a kernel, "
@@ -232,9 +233,16 @@ class PIGP(Model):
                 then on all of them with the parameters held; 1200 by default; None:
                 all points from the start), ``likelihood`` (what the parameters are
                 learned by: ``"joint"``, the marginal likelihood of every data set and
-                the linearised equation; ``"conditional"``, that of the data with noise
-                given the equation and the exact data, ``Observations(condition=True)``
-                on those; ``"joint"`` by default). There
+                the linearised equation; ``"conditional"``, that first, then the
+                equation's coefficients once more, from that solution, by the
+                likelihood of the data with noise given the equation and the exact
+                data (``Observations(condition=True)`` on those), the kernel's and the
+                noises' parameters held at the joint fit's values (their names in
+                ``model.held``: not trainable until the next ``fit``, so that
+                ``parameter_uncertainty`` and ``sample`` give the coefficients'
+                uncertainty given them); ``"auto"``, the default: ``"conditional"``
+                where the equation has a trainable coefficient and a data set has
+                noise, else ``"joint"``). There
                 ``y_f`` is the right-hand side ``f`` of
                 ``N[u] = f`` at the collocation points ``X_f``, and ``steps``,
                 ``learning_rate`` and ``optimizer`` apply to each learning phase
@@ -255,6 +263,7 @@ class PIGP(Model):
         check_training(steps, learning_rate)
         data = self._prepare(X_u, y_u, X_f, y_f, observations)
         memory.check_fit(sum(data.sizes))
+        self._release_held()
         if self.nonlinear:
             return self._solve(data, steps, learning_rate, optimizer, verbose, callback, solver)
         if solver is not None:
@@ -334,6 +343,7 @@ class PIGP(Model):
 
     def _solve(self, data, steps, learning_rate, optimizer, verbose, callback, solver) -> PIGP:
         """``fit`` for a nonlinear equation: Gauss-Newton (``pigp.nonlinear.solve``)."""
+        from .nonlinear import _features as features
         from .nonlinear import check_equation, solve
 
         settings = dict(NONLINEAR_SOLVER)
@@ -347,9 +357,10 @@ class PIGP(Model):
         iterations, tolerance, learn, learn_points, likelihood = (
             settings[k] for k in ("iterations", "tolerance", "learn", "learn_points", "likelihood")
         )
-        if likelihood not in ("joint", "conditional"):
+        if likelihood not in ("auto", "joint", "conditional"):
             raise ValueError(
-                f"solver['likelihood']: expected 'joint' or 'conditional', got {likelihood!r}"
+                "solver['likelihood']: expected 'auto', 'joint' or 'conditional', got "
+                f"{likelihood!r}"
             )
         if learn_points is not None and not (
             isinstance(learn_points, (int, np.integer)) and learn_points >= 1
@@ -385,10 +396,18 @@ class PIGP(Model):
             if not s.noise_decided_by_fit
             and (s.noise.trainable or bool(np.any(s.noise.numpy() > 0)))
         ]
+        coefficients = [p for p in self.operator.parameters if p.trainable]
+        if likelihood == "auto":
+            likelihood = "conditional" if coefficients and noisy and learn != "never" else "joint"
         if likelihood == "conditional" and not noisy:
             raise ValueError(
                 "solver['likelihood']: 'conditional' learns from data with noise given the "
                 "equation and the exact data; every data set here is exact"
+            )
+        if likelihood == "conditional" and not coefficients:
+            raise ValueError(
+                "solver['likelihood']: 'conditional' learns the equation's coefficients "
+                "given the rest; the equation has no trainable coefficient"
             )
         for s in data.sets:
             # The marginal likelihood of a linearised model can explain boundary data
@@ -396,18 +415,20 @@ class PIGP(Model):
             # exact (learned noise: pass a positive initial variance).
             if s.noise_decided_by_fit:
                 pin_exact(s.noise)
-        conditioned = likelihood == "conditional"
-        data = Data(
-            tuple(
-                dataclasses.replace(
-                    s,
-                    noise_decided_by_fit=False,
-                    condition=conditioned and (s.name == "f" or s.name not in noisy),
-                )
-                for s in data.sets
-            ),
-            data.y_scale,
-        )
+
+        def flagged(condition: bool) -> Data:
+            return Data(
+                tuple(
+                    dataclasses.replace(
+                        s,
+                        noise_decided_by_fit=False,
+                        condition=condition and (s.name == "f" or s.name not in noisy),
+                    )
+                    for s in data.sets
+                ),
+                data.y_scale,
+            )
+
         self.kernel.build(np.concatenate([s.X for s in data.sets]))
         losses = []
 
@@ -420,7 +441,7 @@ class PIGP(Model):
         self.gauss_newton = []
         self.gauss_newton = solve(
             self,
-            data,
+            flagged(False),
             train,
             int(iterations),
             float(tolerance),
@@ -428,8 +449,43 @@ class PIGP(Model):
             verbose,
             None if learn_points is None else int(learn_points),
         )
+        if likelihood == "conditional":
+            # The joint likelihood counts the equation's zeros as evidence, whose
+            # prior density pulls the coefficients; the data's likelihood given the
+            # equation does not, but learning the kernel by it can collapse (the
+            # solution given up as noise): the coefficients alone, from the joint
+            # fit, the rest held there.
+            held = [
+                (name, p)
+                for name, p in self.trainable_parameters()
+                if not any(p is q for q in coefficients)
+            ]
+            for _, p in held:
+                p.trainable = False
+            self.held = tuple(name for name, _ in held)
+            start = features(self, data.get("f").X, self.operator)
+            self.gauss_newton += solve(
+                self,
+                flagged(True),
+                train,
+                int(iterations),
+                float(tolerance),
+                learn,
+                verbose,
+                None,
+                start,
+            )
         self.history = losses
         return self
+
+    def _release_held(self) -> None:
+        """Make the parameters an earlier conditional fit held trainable again."""
+        if self.held:
+            parameters = self.parameters_by_name()
+            for name in self.held:
+                if name in parameters:
+                    parameters[name].trainable = True
+            self.held, self._objective, self._posterior = (), None, None
 
     @property
     def nonlinear(self) -> bool:
@@ -1083,9 +1139,11 @@ class PIGP(Model):
         return {
             "lbfgs_evaluations": np.asarray(self.lbfgs_evaluations, dtype=np.float64),
             "rejected_steps": np.asarray(self.rejected_steps, dtype=np.int64),
+            "held": np.asarray(self.held, dtype=str),
         }
 
     def restore_state(self, arrays) -> None:
         """The inverse of ``state_arrays``."""
         self.lbfgs_evaluations = arrays["lbfgs_evaluations"].tolist()
         self.rejected_steps = arrays["rejected_steps"].tolist()
+        self.held = tuple(str(n) for n in arrays["held"]) if "held" in arrays else ()

@@ -242,7 +242,7 @@ def test_the_likelihood_setting_is_checked_and_conditional_needs_noisy_data():
     boundary = pigp.Observations(Xb, yb, name="boundary")
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), burgers(nu))
     with pytest.raises(
-        ValueError, match=r"solver\['likelihood'\]: expected 'joint' or 'conditional'"
+        ValueError, match=r"solver\['likelihood'\]: expected 'auto', 'joint' or 'conditional'"
     ):
         model.fit(X_f=Xi, y_f=np.zeros(len(Xi)), observations=[boundary], solver={"likelihood": 1})
     with pytest.raises(ValueError, match="every data set here is exact"):
@@ -252,4 +252,45 @@ def test_the_likelihood_setting_is_checked_and_conditional_needs_noisy_data():
             observations=[boundary],
             solver={"likelihood": "conditional"},
         )
+    held = pigp.Parameter(0.3, trainable=False)
+    with pytest.raises(ValueError, match="no trainable coefficient"):
+        pigp.PIGP(pigp.kernels.SquaredExponential(), burgers(held), noise_u=1e-4).fit(
+            Xb, yb, Xi, np.zeros(len(Xi)), solver={"likelihood": "conditional"}
+        )
     assert model.data is None and nu.trainable  # refused before anything changed
+
+
+def _small_inverse(seed=1):
+    rng = np.random.default_rng(seed)
+    Xb, yb, Xi = burgers_data(80, 30, seed)
+    X_u = np.c_[rng.uniform(-1, 1, 40), rng.uniform(0, 1, 40)]
+    y_u = burgers_reference(X_u, 0.1)
+    y_u = y_u + 0.01 * np.std(y_u) * rng.normal(size=len(y_u))
+    nu = pigp.Parameter(0.3, positive=True)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.3, 0.5]), burgers(nu), noise_u=1e-4
+    )
+    data = (X_u, y_u, Xi, np.zeros(len(Xi)))
+    return model, data, [pigp.Observations(Xb, yb, name="boundary")]
+
+
+def test_a_conditional_fit_holds_the_kernel_and_noise_then_releases_them(tmp_path):
+    """The default for a trainable coefficient and noisy data: the coefficient
+    learned last with the kernel's and the noise's parameters held (not trainable,
+    named in ``model.held``, left out of the Laplace std), each free again at the
+    next fit; ``held`` survives save/load."""
+    model, data, observations = _small_inverse()
+    model.fit(*data, observations=observations)
+    assert model.held == ("kernel.variance", "kernel.lengthscales", "noise_u")
+    assert [name for name, _ in model.trainable_parameters()] == ["operator.nu"]
+    assert set(model.parameter_uncertainty()) == {"operator.nu"}
+    # the last phases learned nu alone, on the data given the equation and boundary
+    assert [s.condition for s in model.data.sets] == [False, True, True]
+    path = tmp_path / "inverse.npz"
+    model.save(path)
+    assert pigp.load(path, custom_objects={}).held == model.held
+    joint = model.fit(*data, observations=observations, solver={"likelihood": "joint"})
+    assert joint.held == ()
+    names = [name for name, _ in joint.trainable_parameters()]
+    assert names == ["kernel.variance", "kernel.lengthscales", "operator.nu", "noise_u"]
+    assert not any(s.condition for s in joint.data.sets)
