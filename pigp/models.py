@@ -460,21 +460,47 @@ class PIGP(Model):
                 for name, p in self.trainable_parameters()
                 if not any(p is q for q in coefficients)
             ]
+            joint = (self.data, self._objective, self._posterior)
+            values = [p.unconstrained.numpy() for p in coefficients]
             for _, p in held:
                 p.trainable = False
             self.held = tuple(name for name, _ in held)
             start = features(self, data.get("f").X, self.operator)
-            self.gauss_newton += solve(
-                self,
-                flagged(True),
-                train,
-                int(iterations),
-                float(tolerance),
-                learn,
-                verbose,
-                None,
-                start,
-            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                second = solve(
+                    self,
+                    flagged(True),
+                    train,
+                    int(iterations),
+                    float(tolerance),
+                    learn,
+                    verbose,
+                    None,
+                    start,
+                )
+            change = second[-1].change
+            if math.isfinite(change) and change < tolerance:
+                self.gauss_newton += second
+                for caught_warning in caught:
+                    warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
+            else:
+                # A coefficient can run off where the data say little (towards 0, the
+                # iterations diverging): the joint fit stands.
+                self.data, self._objective, self._posterior = joint
+                for p, value in zip(coefficients, values):
+                    p.unconstrained.assign(value)
+                for _, p in held:
+                    p.trainable = True
+                self.held = ()
+                warnings.warn(
+                    "fit: learning the equation's coefficients by the data's likelihood "
+                    f"given the equation did not converge in {iterations} Gauss-Newton "
+                    f"iterations (last relative change of u {change:.2e}); kept the joint "
+                    "fit's values (solver={'likelihood': 'joint'} stops there)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
         self.history = losses
         return self
 

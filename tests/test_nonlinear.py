@@ -274,6 +274,32 @@ def _small_inverse(seed=1):
     return model, data, [pigp.Observations(Xb, yb, name="boundary")]
 
 
+def test_a_conditional_stage_that_does_not_converge_leaves_the_joint_fit():
+    """Two Gauss-Newton iterations cannot converge: the conditional stage is dropped
+    with a warning, and the model is the joint fit's, bit for bit."""
+    found = {}
+    for likelihood in ("joint", "conditional"):
+        model, data, observations = _small_inverse()
+        with pytest.warns(RuntimeWarning) as caught:
+            model.fit(
+                *data,
+                observations=observations,
+                solver={"iterations": 2, "likelihood": likelihood},
+            )
+        found[likelihood] = model, [str(w.message) for w in caught]
+    joint, conditional = found["joint"][0], found["conditional"][0]
+    assert any("kept the joint fit's values" in m for m in found["conditional"][1])
+    assert not any("kept the joint" in m for m in found["joint"][1])
+    assert conditional.held == () and not any(s.condition for s in conditional.data.sets)
+    assert [n for n, _ in conditional.trainable_parameters()] == [
+        n for n, _ in joint.trainable_parameters()
+    ]
+    for name, value in joint.parameter_values().items():
+        np.testing.assert_array_equal(conditional.parameter_values()[name], value)
+    X = np.random.default_rng(0).uniform(-1, 1, (10, 2))
+    np.testing.assert_array_equal(conditional.predict(X)[0], joint.predict(X)[0])
+
+
 def test_a_conditional_fit_holds_the_kernel_and_noise_then_releases_them(tmp_path):
     """The default for a trainable coefficient and noisy data: the coefficient
     learned last with the kernel's and the noise's parameters held (not trainable,

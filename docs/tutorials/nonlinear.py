@@ -134,7 +134,9 @@ pigp.plotting.posterior_maps(
 # likelihood of the noisy u data given the equation and the boundary values
 # (those sets conditioned on), the kernel and the noise held at the first
 # stage's values: `model.held` names them, and they stay fixed (not trainable)
-# until the next `fit`, so the Laplace std above is ν's given them.
+# until the next `fit`, so the Laplace std above is ν's given them. Where the
+# second stage does not converge (a coefficient the data say little about can
+# run off towards 0), the joint fit stands, with a warning.
 # `fit(..., solver={"likelihood": "joint"})` stops after the first stage.
 
 # %% [markdown]
