@@ -462,10 +462,20 @@ class PIGP(Model):
             ]
             joint = (self.data, self._objective, self._posterior)
             values = [p.unconstrained.numpy() for p in coefficients]
+            start = features(self, data.get("f").X, self.operator)
             for _, p in held:
                 p.trainable = False
             self.held = tuple(name for name, _ in held)
-            start = features(self, data.get("f").X, self.operator)
+            # The second stage's criterion at the joint fit's solution, to compare.
+            self.data = Data(
+                tuple(
+                    dataclasses.replace(s, condition=s.name == "f" or s.name not in noisy)
+                    for s in self.data.sets
+                ),
+                self.data.y_scale,
+            )
+            self._objective = self._posterior = None
+            before = self.log_marginal_likelihood()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 second = solve(
@@ -479,8 +489,9 @@ class PIGP(Model):
                     None,
                     start,
                 )
-            change = second[-1].change
-            if math.isfinite(change) and change < tolerance:
+            change, after = second[-1].change, self.log_marginal_likelihood()
+            converged = math.isfinite(change) and change < tolerance
+            if converged and not after < before - 1.0:
                 self.gauss_newton += second
                 for caught_warning in caught:
                     warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
@@ -493,11 +504,16 @@ class PIGP(Model):
                 for _, p in held:
                     p.trainable = True
                 self.held = ()
+                found = (
+                    f"ended {before - after:.3g} nats below its value at the joint fit"
+                    if converged
+                    else f"did not converge in {iterations} Gauss-Newton iterations (last "
+                    f"relative change of u {change:.2e})"
+                )
                 warnings.warn(
                     "fit: learning the equation's coefficients by the data's likelihood "
-                    f"given the equation did not converge in {iterations} Gauss-Newton "
-                    f"iterations (last relative change of u {change:.2e}); kept the joint "
-                    "fit's values (solver={'likelihood': 'joint'} stops there)",
+                    f"given the equation {found}; kept the joint fit's values "
+                    "(solver={'likelihood': 'joint'} stops there)",
                     RuntimeWarning,
                     stacklevel=3,
                 )

@@ -136,7 +136,8 @@ pigp.plotting.posterior_maps(
 # stage's values: `model.held` names them, and they stay fixed (not trainable)
 # until the next `fit`, so the Laplace std above is ν's given them. Where the
 # second stage does not converge (a coefficient the data say little about can
-# run off towards 0), the joint fit stands, with a warning.
+# run off towards 0), or ends below its own criterion's value at the joint fit's
+# solution, the joint fit stands, with a warning.
 # `fit(..., solver={"likelihood": "joint"})` stops after the first stage.
 
 # %% [markdown]
