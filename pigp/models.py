@@ -416,7 +416,9 @@ class PIGP(Model):
             if s.noise_decided_by_fit:
                 pin_exact(s.noise)
 
-        def flagged(condition: bool) -> Data:
+        def flagged(sets, condition: bool) -> Data:
+            """``sets`` with ``condition`` set, where asked, on the equation's set and on
+            the exact ones (every set but the noisy)."""
             return Data(
                 tuple(
                     dataclasses.replace(
@@ -424,7 +426,7 @@ class PIGP(Model):
                         noise_decided_by_fit=False,
                         condition=condition and (s.name == "f" or s.name not in noisy),
                     )
-                    for s in data.sets
+                    for s in sets
                 ),
                 data.y_scale,
             )
@@ -441,7 +443,7 @@ class PIGP(Model):
         self.gauss_newton = []
         self.gauss_newton = solve(
             self,
-            flagged(False),
+            flagged(data.sets, False),
             train,
             int(iterations),
             float(tolerance),
@@ -467,20 +469,13 @@ class PIGP(Model):
                 p.trainable = False
             self.held = tuple(name for name, _ in held)
             # The second stage's criterion at the joint fit's solution, to compare.
-            self.data = Data(
-                tuple(
-                    dataclasses.replace(s, condition=s.name == "f" or s.name not in noisy)
-                    for s in self.data.sets
-                ),
-                self.data.y_scale,
-            )
-            self._objective = self._posterior = None
+            self.data = flagged(self.data.sets, True)
             before = self.log_marginal_likelihood()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 second = solve(
                     self,
-                    flagged(True),
+                    flagged(data.sets, True),
                     train,
                     int(iterations),
                     float(tolerance),
@@ -527,7 +522,7 @@ class PIGP(Model):
             for name in self.held:
                 if name in parameters:
                     parameters[name].trainable = True
-            self.held, self._objective, self._posterior = (), None, None
+            self.held = ()
 
     @property
     def nonlinear(self) -> bool:
