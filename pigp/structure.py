@@ -39,12 +39,25 @@ PROGRAMS_KEPT = 64
 _programs = OrderedDict()
 
 
+def _without_tracing_warnings(found) -> None:
+    """TensorFlow counts a ``tf.function``'s traces by its Python code, across every
+    function built from it, and warns of "retracing" at five; the programs of one
+    builder for distinct structures (a nonlinear fit's stages, the features it
+    predicts) are distinct functions, each traced once per input shape, which that
+    count would report. Whether a program retraces is its own tracing count
+    (``experimental_get_tracing_count``), which the tests check."""
+    for item in found if isinstance(found, tuple | list) else (found,):
+        if hasattr(item, "_omit_frequent_tracing_warning"):
+            item._omit_frequent_tracing_warning = True
+
+
 def program(key, build):
     """The compiled program of ``key`` (a hashable, e.g. ``(structure.key, "gram")``):
     ``build()`` the first time it is asked for, the same object after."""
     found = _programs.get(key)
     if found is None:
         found = _programs[key] = build()
+        _without_tracing_warnings(found)
         while len(_programs) > PROGRAMS_KEPT:
             _programs.popitem(last=False)
     else:

@@ -301,13 +301,23 @@ def test_a_conditional_stage_that_does_not_converge_leaves_the_joint_fit():
     np.testing.assert_array_equal(conditional.predict(X)[0], joint.predict(X)[0])
 
 
-def test_a_conditional_fit_holds_the_kernel_and_noise_then_releases_them(tmp_path):
+def test_a_conditional_fit_holds_the_kernel_and_noise_then_releases_them(tmp_path, caplog):
     """The default for a trainable coefficient and noisy data: the coefficient
     learned last with the kernel's and the noise's parameters held (not trainable,
     named in ``model.held``, left out of the Laplace std), each free again at the
-    next fit; ``held`` survives save/load."""
+    next fit; ``held`` survives save/load. Its two stages (two structures) build
+    their own programs, each traced once, with no retracing warning."""
     model, data, observations = _small_inverse()
+    caplog.clear()
+    before = set(pigp.structure._programs)
     model.fit(*data, observations=observations)
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]
+    counts = [
+        p.experimental_get_tracing_count()
+        for key, p in pigp.structure._programs.items()
+        if key not in before and hasattr(p, "experimental_get_tracing_count")
+    ]
+    assert len(counts) >= 5 and max(counts) == 1
     assert model.held == ("kernel.variance", "kernel.lengthscales", "noise_u")
     assert [name for name, _ in model.trainable_parameters()] == ["operator.nu"]
     assert set(model.parameter_uncertainty()) == {"operator.nu"}
