@@ -3,7 +3,9 @@
 Every error is against an independent reference computed here: a closed form, or
 Burgers' Cole-Hopf solution by Gauss-Hermite quadrature (300 nodes). Default
 settings of ``pigp.PIGP`` throughout (``pigp.models.NONLINEAR_SOLVER``), a
-squared-exponential kernel from the starting lengthscales named below.
+squared-exponential kernel from the starting lengthscales named below; Burgers'
+forward problems also with a rational-quadratic kernel (``--kernels``), each on the
+designs of ``--burgers-seeds``.
 
 - ``elliptic``: ``-laplacian u + u^3 = f`` on [0, 1]^2, Dirichlet,
   ``u = sin(pi x) sin(pi y) + 2 sin(4 pi x) sin(4 pi y)``; 900 random interior
@@ -33,6 +35,7 @@ squared-exponential kernel from the starting lengthscales named below.
   1% noise.
 
     python benchmarks/nonlinear.py --out results/nonlinear.json
+    python benchmarks/nonlinear.py --problems burgers burgers-fine --burgers-seeds 0 1 2 3 4
     .venv-peers/bin/python benchmarks/nonlinear.py --problems pinn ...   # with DeepXDE
 """
 
@@ -177,18 +180,25 @@ def elliptic_row(seed: int) -> dict:
     }
 
 
-def burgers_row(seed: int, interior: int, lengthscale_x: float) -> dict:
+#: --kernels: name -> (kernel class, short label for the table)
+KERNELS = {
+    "squared_exponential": (pigp.kernels.SquaredExponential, "SE"),
+    "rational_quadratic": (pigp.kernels.RationalQuadratic, "RQ"),
+}
+
+
+def burgers_row(seed: int, interior: int, lengthscale_x: float, kernel: str) -> dict:
     design = burgers_design(interior, 200, seed)
-    model = pigp.PIGP(
-        pigp.kernels.SquaredExponential(lengthscales=[lengthscale_x, 0.3]), burgers_equation(0.02)
-    )
+    kind, label = KERNELS[kernel]
+    model = pigp.PIGP(kind(lengthscales=[lengthscale_x, 0.3]), burgers_equation(0.02))
     start = time.perf_counter()
     model.fit(design["X_b"], design["y_b"], design["X_f"], design["y_f"])
     seconds = time.perf_counter() - start
     mean, _ = model.predict(BURGERS_GRID)
     return {
-        "problem": f"burgers {interior}+200",
+        "problem": f"burgers {interior}+200 {label}",
         "seed": seed,
+        "kernel": kernel,
         "rms_error": _rms(mean, burgers_reference(BURGERS_GRID)),
         "seconds": seconds,
         "lengthscales": model.parameter_values()["kernel.lengthscales"].tolist(),
@@ -308,6 +318,20 @@ def main():
         help="among elliptic, burgers, burgers-fine, inverse, inverse-joint, pinn, darcy",
     )
     parser.add_argument("--seeds", type=int, default=5, help="seeds of inverse")
+    parser.add_argument(
+        "--burgers-seeds",
+        nargs="*",
+        type=int,
+        default=[0],
+        help="the seeds (designs) of burgers, burgers-fine and pinn",
+    )
+    parser.add_argument(
+        "--kernels",
+        nargs="*",
+        default=["squared_exponential", "rational_quadratic"],
+        choices=sorted(KERNELS),
+        help="kernels of burgers and burgers-fine",
+    )
     parser.add_argument("--darcy-seeds", type=int, default=3)
     parser.add_argument("--interior", type=int, default=200, help="Darcy's interior points")
     parser.add_argument("--boundary", type=int, default=40, help="Darcy's boundary points")
@@ -323,27 +347,26 @@ def main():
     rows = []
     for name in args.problems:
         if name == "elliptic":
-            found = [elliptic_row(0)]
-        elif name == "burgers":
-            found = [burgers_row(0, 1000, 0.05)]
-        elif name == "burgers-fine":
-            found = [burgers_row(0, 2400, 0.04)]
+            found = (elliptic_row(0) for _ in range(1))
+        elif name in ("burgers", "burgers-fine"):
+            interior, start = (1000, 0.05) if name == "burgers" else (2400, 0.04)
+            found = (
+                burgers_row(seed, interior, start, kernel)
+                for kernel in args.kernels
+                for seed in args.burgers_seeds
+            )
         elif name in ("inverse", "inverse-joint"):
-            found = []
-            for seed in range(args.seeds):
-                found.append(inverse_row(seed, "auto" if name == "inverse" else "joint"))
-                _print(found[-1])
-            rows.extend(found)
-            continue
+            likelihood = "auto" if name == "inverse" else "joint"
+            found = (inverse_row(seed, likelihood) for seed in range(args.seeds))
         elif name == "pinn":
-            found = [pinn_row(0, 1000, args.adam, args.lbfgs)]
+            found = (pinn_row(seed, 1000, args.adam, args.lbfgs) for seed in args.burgers_seeds)
         elif name == "darcy":
             continue
         else:
             raise SystemExit(f"--problems: unknown {name!r}")
-        for row in found:
+        for row in found:  # each row printed as soon as it is computed
             _print(row)
-        rows.extend(found)
+            rows.append(row)
     results["rows"] = rows
     if "darcy" in args.problems:
         print(
