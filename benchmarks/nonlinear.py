@@ -347,7 +347,7 @@ def main():
     rows = []
     for name in args.problems:
         if name == "elliptic":
-            found = (elliptic_row(0) for _ in range(1))
+            found = [elliptic_row(0)]
         elif name in ("burgers", "burgers-fine"):
             interior, start = (1000, 0.05) if name == "burgers" else (2400, 0.04)
             found = (
