@@ -46,9 +46,8 @@ def _without_tracing_warnings(found) -> None:
     predicts) are distinct functions, each traced once per input shape, which that
     count would report. Whether a program retraces is its own tracing count
     (``experimental_get_tracing_count``), which the tests check."""
-    for item in found if isinstance(found, tuple | list) else (found,):
-        if hasattr(item, "_omit_frequent_tracing_warning"):
-            item._omit_frequent_tracing_warning = True
+    if hasattr(found, "_omit_frequent_tracing_warning"):
+        found._omit_frequent_tracing_warning = True
 
 
 def program(key, build):
