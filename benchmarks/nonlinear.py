@@ -17,7 +17,7 @@ designs of ``--burgers-seeds``.
   (0.05, 0.3) at 1000 points, (0.04, 0.3) at 2400.
 - ``inverse``: nu learned from a start of 0.1 (truth 0.02) from 300 scattered u
   values with 1% noise (its variance given: the noise level is known) plus the
-  equation at 1000 collocation points and the 200 boundary values, default
+  equation at 1000 collocation points (``--inverse-interior``) and the 200 boundary values, default
   settings (``likelihood="auto"``, here ``"conditional"``: the kernel learned with
   nu by the joint marginal likelihood, then nu once more by the u data's
   likelihood given the equation and the boundary values, the kernel held); nu,
@@ -206,8 +206,8 @@ def burgers_row(seed: int, interior: int, lengthscale_x: float, kernel: str) -> 
     }
 
 
-def inverse_row(seed: int, likelihood: str = "auto") -> dict:
-    design = burgers_design(1000, 200, seed)
+def inverse_row(seed: int, likelihood: str = "auto", interior: int = 1000) -> dict:
+    design = burgers_design(interior, 200, seed)
     rng = np.random.default_rng(seed + 100)
     X_u = np.c_[rng.uniform(-1, 1, 300), rng.uniform(0, 1, 300)]
     clean = burgers_reference(X_u)
@@ -237,6 +237,7 @@ def inverse_row(seed: int, likelihood: str = "auto") -> dict:
     return {
         "problem": "inverse burgers" + ("" if likelihood == "auto" else f" {likelihood}"),
         "seed": seed,
+        "interior": interior,
         "nu": value,
         "nu_relative_error": abs(value - 0.02) / 0.02,
         "nu_std": std,
@@ -319,6 +320,9 @@ def main():
     )
     parser.add_argument("--seeds", type=int, default=5, help="seeds of inverse")
     parser.add_argument(
+        "--inverse-interior", type=int, default=1000, help="inverse's collocation points"
+    )
+    parser.add_argument(
         "--burgers-seeds",
         nargs="*",
         type=int,
@@ -357,7 +361,9 @@ def main():
             )
         elif name in ("inverse", "inverse-joint"):
             likelihood = "auto" if name == "inverse" else "joint"
-            found = (inverse_row(seed, likelihood) for seed in range(args.seeds))
+            found = (
+                inverse_row(seed, likelihood, args.inverse_interior) for seed in range(args.seeds)
+            )
         elif name == "pinn":
             found = (pinn_row(seed, 1000, args.adam, args.lbfgs) for seed in args.burgers_seeds)
         elif name == "darcy":

@@ -208,7 +208,9 @@ class Step:
             the step (its linearisation's error).
         damping: the fraction of the step taken (1 for a full step).
         learned: whether the parameters were learned at this iteration.
-        loss: the linearised model's negative log marginal likelihood after it.
+        loss: the linearised model's negative log marginal likelihood after it
+            (``-log p(y_N | y_C)`` in a conditional fit's second stage, see
+            ``PIGP.fit``'s ``solver``).
         points: the collocation points it conditioned on (fewer than given in the
             first stage, see ``solve``'s ``learn_points``).
     """
@@ -250,7 +252,11 @@ def _coarse(data: Data, f, points: int):
 
 
 def _loss(model) -> float:
-    """The negative log marginal likelihood from the model's posterior snapshot."""
+    """The criterion the parameters are learned by, after an iteration: the negative
+    log marginal likelihood from the model's posterior snapshot, or, where sets are
+    conditioned on, ``-log p(y_N | y_C)`` (``pigp.objective``; one more factorisation)."""
+    if any(getattr(s, "condition", False) for s in model.data.sets):
+        return -model.log_marginal_likelihood()
     posterior = model.posterior()
     y = model.data.tensors(tf.float64)[1].numpy()
     log_diag = float(np.sum(np.log(np.diag(posterior.chol))))

@@ -165,31 +165,75 @@ class Objective:
             return joint(self.kernel, Xs, self.sets, self.jitter, self.dtype)
 
     # ----- conditioning sets ----------------------------------------------------------------
-    def _condition_rows(self, Xs) -> np.ndarray | None:
-        """The rows of ``K`` of the sets conditioned on, or None."""
+    # With sets C conditioned on and the others N, the loss is -log p(y_N | y_C), taken
+    # from ONE Cholesky factor L of K with the rows of C first (P K P' = L L'):
+    # z = L^-1 P y, and -log p(y_N | y_C) = 0.5 |z_N|^2 + sum(log diag L_NN)
+    # + 0.5 n_N log(2 pi), with no difference of two marginal likelihoods (which
+    # loses every digit where K_CC is ill-conditioned). Its gradient's cotangent is
+    # 0.5 (B'B - u v' - v u' - v v') with B = (L^-1)_N (the rows of N), u = P' (L^-1)_C' z_C
+    # (``K_CC^-1 y_C`` in the rows of C) and v = P' B' z_N: ``K^-1 - K_CC^-1`` placed
+    # is exactly B'B, so nothing large cancels either.
+    def _condition_order(self, Xs) -> tuple | None:
+        """``(permutation putting the conditioned rows first, their number)`` or None."""
         if not any(self.conditions):
             return None
         starts = np.cumsum([0] + [int(X.shape[0]) for X in Xs])
-        return np.concatenate(
-            [np.arange(starts[i], starts[i + 1]) for i, c in enumerate(self.conditions) if c]
-        )
+        ranges = [np.arange(starts[i], starts[i + 1]) for i in range(len(Xs))]
+        first = [r for r, c in zip(ranges, self.conditions) if c]
+        rest = [r for r, c in zip(ranges, self.conditions) if not c]
+        return np.concatenate(first + rest), sum(len(r) for r in first)
 
-    def _tf_conditioned(self, K, y, rows, inverse=False):
-        """``-log p(y_C)`` of the conditioning rows ``C`` (TensorFlow) and, with
-        ``inverse``, ``K_CC^-1 - a_C a_C'`` (``a_C = K_CC^-1 y_C``) placed in the rows
-        and columns ``C`` of an N x N zero matrix: what the loss's ``K^-1 - a a'``
-        loses when ``p(y_C)`` is divided out."""
-        rows_t = tf.constant(rows, tf.int32)
-        K_CC = tf.gather(tf.gather(K, rows_t, axis=0), rows_t, axis=1)
-        chol, a, part = self._tf_gaussian(K_CC, tf.gather(y, rows_t))
-        if not inverse:
-            return part, None
-        n = tf.shape(K)[0]
-        local = tf.linalg.cholesky_solve(chol, tf.eye(len(rows), dtype=K.dtype))
-        local = local - a[:, None] * a[None, :]
-        pairs = np.stack(np.meshgrid(rows, rows, indexing="ij"), -1).reshape(-1, 2)
-        placed = tf.scatter_nd(tf.constant(pairs, tf.int32), tf.reshape(local, [-1]), [n, n])
-        return part, placed
+    def _tf_conditional(self, K, y, order, gradient=False):
+        """``-log p(y_N | y_C)`` (TensorFlow) and, with ``gradient``, ``(inverse,
+        alpha)`` in the original order such that the loss's cotangent is
+        ``0.5 (inverse - alpha alpha')`` (see above)."""
+        perm, n_c = order
+        p = tf.constant(perm, tf.int32)
+        chol = tf.linalg.cholesky(tf.gather(tf.gather(K, p, axis=0), p, axis=1))
+        z = tf.linalg.triangular_solve(chol, tf.gather(y, p)[:, None], lower=True)[:, 0]
+        loss = gaussian_nll(
+            tf.reduce_sum(tf.square(z[n_c:])),
+            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)[n_c:])),
+            float(len(perm) - n_c),
+        )
+        if not gradient:
+            return loss, None, None
+        inv_chol = tf.linalg.triangular_solve(chol, tf.eye(len(perm), dtype=K.dtype), lower=True)
+        B = inv_chol[n_c:]
+        u = tf.linalg.matvec(inv_chol[:n_c], z[:n_c], transpose_a=True)
+        v = tf.linalg.matvec(B, z[n_c:], transpose_a=True)
+        inverse = tf.matmul(B, B, transpose_a=True) - (
+            u[:, None] * v[None, :] + v[:, None] * u[None, :]
+        )
+        back = tf.constant(np.argsort(perm), tf.int32)
+        inverse = tf.gather(tf.gather(inverse, back, axis=0), back, axis=1)
+        return loss, inverse, tf.gather(v, back)
+
+    @staticmethod
+    def _np_conditional(K: np.ndarray, y: np.ndarray, order, gradient=False):
+        """``_tf_conditional`` with LAPACK (``K`` may be overwritten); ``(None, None,
+        None)`` where ``K`` is not positive definite."""
+        perm, n_c = order
+        potrf, trtri = scipy.linalg.lapack.get_lapack_funcs(("potrf", "trtri"), (K,))
+        chol, info = potrf(K[np.ix_(perm, perm)], lower=1, clean=1, overwrite_a=1)
+        if info != 0:
+            return None, None, None
+        log_diag = float(np.sum(np.log(np.diag(chol)[n_c:])))
+        inv_chol, info = trtri(chol, lower=1, overwrite_c=1)
+        if info != 0:
+            return None, None, None
+        z = inv_chol @ y[perm]
+        loss = gaussian_nll(float(z[n_c:] @ z[n_c:]), log_diag, len(perm) - n_c)
+        if not gradient:
+            return loss, None, None
+        B = inv_chol[n_c:]
+        u = inv_chol[:n_c].T @ z[:n_c]
+        v = B.T @ z[n_c:]
+        inverse = B.T @ B
+        inverse -= np.outer(u, v)
+        inverse -= np.outer(v, u)
+        back = np.argsort(perm)
+        return loss, inverse[np.ix_(back, back)], v[back]
 
     def _tf_gaussian(self, K, y) -> tuple:
         """``(chol, K^-1 y, -log N(y | 0, K))`` for targets ``y`` of shape (n,)."""
@@ -202,21 +246,6 @@ class Objective:
         )
         return chol, a, nll
 
-    @staticmethod
-    def _np_conditioned(K_CC: np.ndarray, y_C: np.ndarray, inverse=False):
-        """``_tf_conditioned`` with SciPy, from ``K_CC`` itself; None where ``K_CC`` is
-        not positive definite."""
-        try:
-            chol = scipy.linalg.cholesky(K_CC, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            return None, None
-        a = scipy.linalg.cho_solve((chol, True), y_C, check_finite=False)
-        part = gaussian_nll(float(y_C @ a), float(np.sum(np.log(np.diag(chol)))), len(y_C))
-        if not inverse:
-            return part, None
-        local = scipy.linalg.cho_solve((chol, True), np.eye(len(y_C)), check_finite=False)
-        return part, local - np.outer(a, a)
-
     def nll(self, Xs, y, unconstrained=None) -> tf.Tensor:
         """The loss as a differentiable tensor, through TensorFlow's Cholesky (the
         reference the fast gradients are tested against; the Laplace Hessian), at
@@ -226,17 +255,11 @@ class Objective:
         else:
             with substituted(self.parameters, unconstrained=unconstrained):
                 K = self.covariance(Xs)
-        y = y[:, None]
-        chol = tf.linalg.cholesky(K)
-        a = tf.linalg.cholesky_solve(chol, y)
-        nll = gaussian_nll(
-            tf.reduce_sum(y * a),
-            tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol))),
-            tf.cast(tf.shape(y)[0], self.dtype),
-        )
-        rows = self._condition_rows(Xs)
-        if rows is not None:
-            nll = nll - self._tf_conditioned(K, y[:, 0], rows)[0]
+        order = self._condition_order(Xs)
+        if order is None:
+            nll = self._tf_gaussian(K, y)[2]
+        else:
+            nll = self._tf_conditional(K, y, order)[0]
         return nll + tf.cast(self.penalty(unconstrained), self.dtype) if self.priors else nll
 
     # ----- compiled paths -----------------------------------------------------------------
@@ -268,16 +291,17 @@ class Objective:
         NaN where ``K`` is not positive definite."""
         K = self.gram(Xs).astype(np.float64)
         y = np.asarray(y, dtype=np.float64)
-        try:
-            chol = scipy.linalg.cholesky(K, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            return math.nan
-        alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
-        nll = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
-        rows = self._condition_rows(Xs)
-        if rows is not None:
-            part, _ = self._np_conditioned(K[np.ix_(rows, rows)], y[rows])
-            nll = math.nan if part is None else nll - part
+        order = self._condition_order(Xs)
+        if order is not None:
+            nll = self._np_conditional(K, y, order)[0]
+            nll = math.nan if nll is None else nll
+        else:
+            try:
+                chol = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                return math.nan
+            alpha = scipy.linalg.cho_solve((chol, True), y, check_finite=False)
+            nll = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
         return nll + float(self.penalty().numpy()) if self.priors else nll
 
     def loss_and_gradient(self, Xs, y, backend: str | None = None) -> tuple:
@@ -358,12 +382,12 @@ class Objective:
         ``self.unconstrained``) with TensorFlow's Cholesky; usable inside a graph."""
         values, values_tape = self._values_and_tape(unconstrained)
         K = self._gram(Xs, values)
-        chol, alpha, loss = self._tf_gaussian(K, y)
-        inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
-        rows = self._condition_rows(Xs)
-        if rows is not None:
-            part, placed = self._tf_conditioned(K, y, rows, inverse=True)
-            loss, inverse = loss - part, inverse - placed
+        order = self._condition_order(Xs)
+        if order is None:
+            chol, alpha, loss = self._tf_gaussian(K, y)
+            inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
+        else:
+            loss, inverse, alpha = self._tf_conditional(K, y, order, gradient=True)
         dvalues = self._gram_vjp(Xs, values, inverse, alpha)
         grads = self._chain(values_tape, values, dvalues, unconstrained)
         return self._with_penalty(
@@ -392,31 +416,25 @@ class Objective:
         values_program, chain_program = self._values_and_chain()
         values = values_program(self.unconstrained)
         K = self._gram(Xs, values).numpy()
-        rows = self._condition_rows(Xs)
-        conditioned = None
-        if rows is not None:
-            conditioned = self._np_conditioned(K[np.ix_(rows, rows)], y[rows], inverse=True)
-            if conditioned[0] is None:
-                nan = tf.constant(np.nan, tf.float64)
+        nan = tf.constant(np.nan, tf.float64)
+        order = self._condition_order(Xs)
+        if order is not None:
+            loss, inverse, alpha = self._np_conditional(K, y, order, gradient=True)
+            if loss is None:
                 return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
-        # K is symmetric, so its C-ordered memory is also K in Fortran order.
-        potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
-            ("potrf", "potrs", "potri"), (K,)
-        )
-        chol, info = potrf(K.T, lower=1, overwrite_a=1, clean=0)
-        if info != 0:
-            nan = tf.constant(np.nan, tf.float64)
-            return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
-        alpha, _ = potrs(chol, y, lower=1)
-        loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
-        inverse, _ = potri(chol, lower=1, overwrite_c=1)
-        # Fortran lower triangle = upper triangle of the C-ordered transpose.
-        inverse = inverse.T
-        if conditioned is not None:
-            part, local = conditioned
-            loss -= part
-            inverse = np.array(inverse)
-            inverse[np.ix_(rows, rows)] -= local
+        else:
+            # K is symmetric, so its C-ordered memory is also K in Fortran order.
+            potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
+                ("potrf", "potrs", "potri"), (K,)
+            )
+            chol, info = potrf(K.T, lower=1, overwrite_a=1, clean=0)
+            if info != 0:
+                return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
+            alpha, _ = potrs(chol, y, lower=1)
+            loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
+            inverse, _ = potri(chol, lower=1, overwrite_c=1)
+            # Fortran lower triangle = upper triangle of the C-ordered transpose.
+            inverse = inverse.T
         dvalues = self._gram_vjp(Xs, values, inverse, alpha)
         grads = chain_program(self.unconstrained, tuple(dvalues))
         return self._with_penalty(
