@@ -27,6 +27,7 @@ designs of ``--burgers-seeds``.
 - ``pinn``: DeepXDE's PINN on the same 1000 + 200 Burgers points (its Burgers
   example's recipe: a 2-20-20-20-1 tanh network, Adam at 1e-3 for ``--adam``
   iterations, then L-BFGS), error and wall time; needs the ``peers`` extra.
+- ``pinn-fine``: the same on the 2400 + 200 points of ``burgers-fine``.
 - ``darcy``: ``-div(a grad u) = f`` on [0, 1]^2 with a known
   ``a = 1 + 0.5 sin(2 pi x) sin(2 pi y)``, ``u = sin(pi x) sin(pi y)``, written out
   (``-a (u_xx + u_yy) - a_x u_x - a_y u_y``; the conductivity evaluated at the
@@ -316,7 +317,8 @@ def main():
         "--problems",
         nargs="*",
         default=["elliptic", "burgers", "burgers-fine", "inverse", "pinn", "darcy"],
-        help="among elliptic, burgers, burgers-fine, inverse, inverse-joint, pinn, darcy",
+        help="among elliptic, burgers, burgers-fine, inverse, inverse-joint, pinn, "
+        "pinn-fine, darcy",
     )
     parser.add_argument("--seeds", type=int, default=5, help="seeds of inverse")
     parser.add_argument(
@@ -364,8 +366,9 @@ def main():
             found = (
                 inverse_row(seed, likelihood, args.inverse_interior) for seed in range(args.seeds)
             )
-        elif name == "pinn":
-            found = (pinn_row(seed, 1000, args.adam, args.lbfgs) for seed in args.burgers_seeds)
+        elif name in ("pinn", "pinn-fine"):
+            interior = 1000 if name == "pinn" else 2400
+            found = (pinn_row(seed, interior, args.adam, args.lbfgs) for seed in args.burgers_seeds)
         elif name == "darcy":
             continue
         else:

@@ -139,6 +139,11 @@ pigp.plotting.posterior_maps(
 # run off towards 0), or ends below its own criterion's value at the joint fit's
 # solution, the joint fit stands, with a warning.
 # `fit(..., solver={"likelihood": "joint"})` stops after the first stage.
+# The interval is ν's given the collocation as well: on the benchmark's steep
+# solution (ν = 0.02, 300 u values with 1% noise) the estimate was 0.4-0.8% low
+# with 1000 collocation points even on noise-free values, and the interval
+# missed the truth in 2 of 5 designs; with 2400 points it held in 4 of 5 (the
+# README's table). Give the equation at enough points to resolve the solution.
 
 # %% [markdown]
 # ## What the band means
