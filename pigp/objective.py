@@ -169,7 +169,8 @@ class Objective:
     # from ONE Cholesky factor L of K with the rows of C first (P K P' = L L'):
     # z = L^-1 P y, and -log p(y_N | y_C) = 0.5 |z_N|^2 + sum(log diag L_NN)
     # + 0.5 n_N log(2 pi), with no difference of two marginal likelihoods (which
-    # loses every digit where K_CC is ill-conditioned). Its gradient's cotangent is
+    # loses every digit where y_C' K_CC^-1 y_C is large against the result, as for a
+    # linearised equation the prior explains badly). Its gradient's cotangent is
     # 0.5 (B'B - u v' - v u' - v v') with B = (L^-1)_N (the rows of N), u = P' (L^-1)_C' z_C
     # (``K_CC^-1 y_C`` in the rows of C) and v = P' B' z_N: ``K^-1 - K_CC^-1`` placed
     # is exactly B'B, so nothing large cancels either.
@@ -211,8 +212,8 @@ class Objective:
 
     @staticmethod
     def _np_conditional(K: np.ndarray, y: np.ndarray, order, gradient=False):
-        """``_tf_conditional`` with LAPACK (``K`` may be overwritten); ``(None, None,
-        None)`` where ``K`` is not positive definite."""
+        """``_tf_conditional`` with LAPACK; ``(None, None, None)`` where ``K`` is not
+        positive definite."""
         perm, n_c = order
         potrf, trtri = scipy.linalg.lapack.get_lapack_funcs(("potrf", "trtri"), (K,))
         chol, info = potrf(K[np.ix_(perm, perm)], lower=1, clean=1, overwrite_a=1)
