@@ -17,11 +17,12 @@ designs of ``--burgers-seeds``.
   (0.05, 0.3) at 1000 points, (0.04, 0.3) at 2400.
 - ``inverse``: nu learned from a start of 0.1 (truth 0.02) from 300 scattered u
   values with 1% noise (its variance given: the noise level is known) plus the
-  equation at 1000 collocation points (``--inverse-interior``) and the 200 boundary values, default
-  settings (``likelihood="auto"``, here ``"conditional"``: the kernel learned with
-  nu by the joint marginal likelihood, then nu once more by the u data's
-  likelihood given the equation and the boundary values, the kernel held); nu,
-  its Laplace std and whether nu +- 1.96 std holds 0.02; ``--seeds`` seeds.
+  equation at 1000 collocation points (``--inverse-interior``) and the 200
+  boundary values, default settings (``likelihood="auto"``, here
+  ``"conditional"``: the kernel learned with nu by the joint marginal likelihood,
+  then nu once more by the u data's likelihood given the equation and the
+  boundary values, the kernel held); nu, its Laplace std and whether
+  nu +- 1.96 std holds 0.02; ``--seeds`` seeds.
 - ``inverse-joint``: the same, everything by the joint marginal likelihood
   (``solver={"likelihood": "joint"}``).
 - ``pinn``: DeepXDE's PINN on the same 1000 + 200 Burgers points (its Burgers

@@ -255,7 +255,7 @@ def _loss(model) -> float:
     """The criterion the parameters are learned by, after an iteration: the negative
     log marginal likelihood from the model's posterior snapshot, or, where sets are
     conditioned on, ``-log p(y_N | y_C)`` (``pigp.objective``; one more factorisation)."""
-    if any(getattr(s, "condition", False) for s in model.data.sets):
+    if any(model.objective().conditions):
         return -model.log_marginal_likelihood()
     posterior = model.posterior()
     y = model.data.tensors(tf.float64)[1].numpy()

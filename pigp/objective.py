@@ -413,16 +413,21 @@ class Objective:
             self.program("chain", lambda: tf.function(chain, autograph=False)),
         )
 
+    def _not_positive_definite(self) -> tuple:
+        """The LAPACK path's answer where ``K`` is not positive definite: NaN loss and
+        gradients."""
+        nan = tf.constant(np.nan, tf.float64)
+        return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
+
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
         values_program, chain_program = self._values_and_chain()
         values = values_program(self.unconstrained)
         K = self._gram(Xs, values).numpy()
-        nan = tf.constant(np.nan, tf.float64)
         order = self._condition_order(Xs)
         if order is not None:
             loss, inverse, alpha = self._np_conditional(K, y, order, gradient=True)
             if loss is None:
-                return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
+                return self._not_positive_definite()
         else:
             # K is symmetric, so its C-ordered memory is also K in Fortran order.
             potrf, potrs, potri = scipy.linalg.lapack.get_lapack_funcs(
@@ -430,7 +435,7 @@ class Objective:
             )
             chol, info = potrf(K.T, lower=1, overwrite_a=1, clean=0)
             if info != 0:
-                return nan, [tf.fill(tf.shape(v), nan) for v in self.variables]
+                return self._not_positive_definite()
             alpha, _ = potrs(chol, y, lower=1)
             loss = gaussian_nll(float(y @ alpha), float(np.sum(np.log(np.diag(chol)))), len(y))
             inverse, _ = potri(chol, lower=1, overwrite_c=1)
