@@ -53,6 +53,13 @@ EXACT_EVIDENCE = 2.0
 #: behaviour without the decision), so noisy data do not pay for a full refit.
 EXACT_REFIT = 100
 
+#: A refit of a data set tried exact also ends (the set keeps its learned noise) once
+#: its last ``EXACT_REFIT_WINDOW`` iterations closed less than this fraction of the
+#: gap still left to ``EXACT_EVIDENCE``: at that rate it would need more than ten
+#: times as many iterations again. None refits to convergence or ``EXACT_REFIT``.
+EXACT_REFIT_RATE = 0.1
+EXACT_REFIT_WINDOW = 5
+
 #: ``sample``'s default floor under noise variances (standardised units) that ``fit``
 #: decided (found exact, or learned below it): the sampler draws them above it.
 NOISE_FLOOR = 1e-4
@@ -82,6 +89,24 @@ NONLINEAR_SOLVER = {
 }
 
 
+def _refit_stop(learned: float):
+    """``minimize_lbfgs``'s ``stop`` for a refit of a set tried exact: the refit's loss
+    is ``-log p(y)``, so ``learned + loss`` is the gap to the learned noise's value;
+    stop where the last ``EXACT_REFIT_WINDOW`` iterations closed less than
+    ``EXACT_REFIT_RATE`` of what is left of it above ``EXACT_EVIDENCE``."""
+    if EXACT_REFIT_RATE is None:
+        return None
+
+    def stop(losses) -> bool:
+        if len(losses) <= EXACT_REFIT_WINDOW:
+            return False
+        left = learned + losses[-1] - EXACT_EVIDENCE
+        closed = losses[-1 - EXACT_REFIT_WINDOW] - losses[-1]
+        return left > 0 and closed < EXACT_REFIT_RATE * left
+
+    return stop
+
+
 @dataclass(frozen=True)
 class NoiseChoice:
     """What ``fit`` found for a data set whose noise it decided.
@@ -89,7 +114,9 @@ class NoiseChoice:
     Attributes:
         learned: the log marginal likelihood with the noise variance learned.
         exact: the same with the data exact (variance 0), the rest refitted where
-            the exact model at the learned values fell short.
+            the exact model at the learned values fell short (the refit ends once it
+            stops closing the gap: ``EXACT_REFIT_RATE``; a lower bound on what a
+            refit to convergence would reach).
         kept: ``"exact"`` or ``"learned"``.
     """
 
@@ -563,7 +590,9 @@ class PIGP(Model):
             exact = self.log_marginal_likelihood()
             if not (math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE):
                 held = [t.noise.unconstrained for t in (*exact_sets, s)]
-                training.minimize_lbfgs(objective, Xs, y, EXACT_REFIT, trial, fixed=held)
+                training.minimize_lbfgs(
+                    objective, Xs, y, EXACT_REFIT, trial, fixed=held, stop=_refit_stop(learned)
+                )
                 exact = self.log_marginal_likelihood()
             keep = math.isfinite(exact) and exact >= learned - EXACT_EVIDENCE
             self.noise_choice[s.name] = NoiseChoice(learned, exact, "exact" if keep else "learned")

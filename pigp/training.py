@@ -314,13 +314,19 @@ def _keep_best(objective, Xs, y, state: AdamState, final: float | None = None) -
             var.assign(b)
 
 
+class _Stop(Exception):
+    """Raised by ``minimize_lbfgs``'s iteration callback to end SciPy's run."""
+
+
 def minimize_lbfgs(
-    objective, Xs, y, max_iterations: int, history: History | None = None, fixed=()
+    objective, Xs, y, max_iterations: int, history: History | None = None, fixed=(), stop=None
 ) -> History:
     """Polish with SciPy's L-BFGS-B on the unconstrained variables.
 
     ``fixed``: variables among the objective's that keep their values (bounds equal
     to them), so a subset is refitted with the objective's compiled programs.
+    ``stop``: ``stop(losses)``, called after each iteration with the iterations'
+    losses so far; returning ``True`` ends the run there.
 
     The loss and gradient of a point where they are not finite are replaced by
     a large loss and a zero gradient, so the line search backs off. The variables
@@ -371,11 +377,15 @@ def minimize_lbfgs(
             best.update(loss=loss, x=x.copy())
         return loss, grad
 
+    first = len(history.losses)
+
     def iteration(xk):
         for x, loss in reversed(seen):
             if np.array_equal(x, xk):
                 history.losses.append(loss)
-                return
+                break
+        if stop is not None and stop(history.losses[first:]):
+            raise _Stop
 
     x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
     held = np.concatenate(
@@ -392,6 +402,8 @@ def minimize_lbfgs(
             callback=iteration,
             options={"maxiter": max_iterations},
         )
+    except _Stop:
+        pass
     finally:
         assign(best["x"] if best["x"] is not None else x0)
     return history

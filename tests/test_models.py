@@ -332,6 +332,52 @@ def test_noisy_data_keep_a_learned_noise():
     assert error < 0.1
 
 
+def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(monkeypatch):
+    """The exact-data trial's refit of a noisy set ends once it stops closing the gap
+    to ``EXACT_EVIDENCE`` (``EXACT_REFIT_RATE``); run to convergence instead
+    (``EXACT_REFIT_RATE = None``) it reaches the same decision, in more iterations."""
+    lengths, minimize = [], pigp.training.minimize_lbfgs
+
+    def counted(*args, **kwargs):
+        history = minimize(*args, **kwargs)
+        if kwargs.get("fixed"):  # the trial's refits hold the noise
+            lengths.append(len(history.losses))
+        return history
+
+    monkeypatch.setattr(pigp.training, "minimize_lbfgs", counted)
+    runs = {}
+    for rate in (None, pigp.models.EXACT_REFIT_RATE):
+        monkeypatch.setattr(pigp.models, "EXACT_REFIT_RATE", rate)
+        lengths.clear()
+        model, error = _reaction(level=0.05)
+        runs[rate] = (model.noise_choice["f"], list(lengths), error)
+    (full, full_lengths, full_error), (early, early_lengths, early_error) = runs.values()
+    assert full.kept == early.kept == "learned"
+    assert early.exact < early.learned - pigp.models.EXACT_EVIDENCE
+    assert early.exact <= full.exact + 1e-9  # stopped on the way to the converged refit
+    assert full.learned == pytest.approx(early.learned, abs=1e-9)
+    assert early_error == pytest.approx(full_error, rel=1e-9)  # the learned fit is kept
+    assert len(early_lengths) == len(full_lengths) == 1
+    assert early_lengths[0] < full_lengths[0]
+
+
+def test_lbfgs_stop_ends_the_run_at_the_best_values():
+    """``minimize_lbfgs``'s ``stop`` ends SciPy's run after the iteration it returns
+    True on; the variables are left at the lowest loss evaluated."""
+    model, _ = _reaction(level=0.05)
+    objective = model.objective()
+    Xs, y = model.data.tensors(model.dtype)
+    for v in objective.variables:  # away from the optimum, so that L-BFGS-B has work
+        v.assign(v + 0.5)
+    history = pigp.training.minimize_lbfgs(
+        objective, Xs, y, 100, stop=lambda losses: len(losses) >= 3
+    )
+    assert len(history.losses) == 3
+    loss = float(objective.loss(Xs, y.numpy()))
+    assert loss == pytest.approx(min(history.evaluations), rel=1e-12)
+    assert loss < history.evaluations[0]
+
+
 def test_a_refit_decides_again_and_the_decision_survives_save_and_load(tmp_path):
     model, _ = _reaction()
     assert not model.noise_u.trainable
