@@ -71,6 +71,11 @@ NOISE_FLOOR = 1e-4
 ADAM_STALL = 0.05
 ADAM_STALL_NATS = 1.0
 
+#: Where only ``ADAM_STALL_NATS`` keeps Adam going, L-BFGS-B probes from Adam's point
+#: (``pigp.training.minimize_adam``'s ``probe``) hand over once two in a row end within
+#: this many nats of each other; None: no probes.
+ADAM_PROBE_NATS = 0.01
+
 
 #: ``fit``'s training defaults: ``steps`` Adam steps at ``learning_rate``, then L-BFGS-B.
 TRAINING = {"steps": 2000, "learning_rate": 0.02, "optimizer": "adam+lbfgs"}
@@ -239,7 +244,7 @@ class PIGP(Model):
             optimizer: ``"adam"`` (``steps`` Adam steps), ``"lbfgs"`` (SciPy's
                 L-BFGS-B, at most ``steps`` iterations) or ``"adam+lbfgs"`` (up to ``steps``
                 Adam steps, fewer where Adam stalls: ``ADAM_STALL``,
-                ``ADAM_STALL_NATS``; then L-BFGS-B to polish, at most 1000
+                ``ADAM_STALL_NATS``, ``ADAM_PROBE_NATS``; then L-BFGS-B to polish, at most 1000
                 iterations; the default). With
                 ``steps=0`` nothing is trained: the data are set and the posterior
                 computed at the current parameters. After training, each data set
@@ -688,6 +693,7 @@ class PIGP(Model):
                 history,
                 stall,
                 nats,
+                ADAM_PROBE_NATS if stall is not None else None,
             )
         finally:
             if progress is not None:

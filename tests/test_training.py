@@ -143,6 +143,55 @@ def test_models_of_one_structure_share_compiled_programs_and_stay_exact():
             np.testing.assert_allclose(g.numpy(), r, rtol=1e-8, atol=1e-10)
 
 
+def _everyday_objective(seed: int = 1):
+    """The objective of a 40-value inverse heat problem (u = sin(pi x) cos(pi t) +
+    x (1 - x) / 2, alpha = 0.5 learned from 2, 1% noise; benchmarks/everyday.py's)
+    at its start, and its ``(Xs, y)``."""
+    rng = np.random.default_rng(seed)
+    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+    x, t = X_u[:, 0], X_u[:, 1]
+    y_u = np.sin(np.pi * x) * np.cos(np.pi * t) + 0.5 * x * (1 - x)
+    x, t = X_f[:, 0], X_f[:, 1]
+    u_t = -np.pi * np.sin(np.pi * x) * np.sin(np.pi * t)
+    u_xx = -(np.pi**2) * np.sin(np.pi * x) * np.cos(np.pi * t) - 1.0
+    y_f = u_t - 0.5 * u_xx
+    y_u = y_u + 0.01 * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(20)
+    y_f = y_f + 0.01 * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(20)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.operators.heat(diffusivity=pigp.Parameter(2.0, positive=True)),
+    )
+    model.fit(X_u, y_u, X_f, y_f, steps=0, optimizer="adam")
+    return model.objective(), model.data.tensors(model.dtype)
+
+
+def test_adam_hands_over_where_two_lbfgs_probes_agree():
+    """Where only the nats keep Adam going, L-BFGS-B probes from Adam's point end
+    the run once two in a row agree, at the optimum the full schedule (Adam until
+    the nats rule lets go, then L-BFGS-B) reaches, in fewer Adam steps."""
+    objective, (Xs, y) = _everyday_objective()
+    start = [v.numpy() for v in objective.variables]
+    full = pigp.training.minimize_adam(
+        objective, Xs, y, 2000, Adam(0.02), stall=0.05, stall_nats=1.0
+    )
+    pigp.training.minimize_lbfgs(objective, Xs, y, 1000)
+    reference = float(objective.loss(Xs, y.numpy()))
+    for v, value in zip(objective.variables, start):
+        v.assign(value)
+    probed = pigp.training.minimize_adam(
+        objective, Xs, y, 2000, Adam(0.02), stall=0.05, stall_nats=1.0, probe=0.01
+    )
+    assert full.probes == [] and len(probed.probes) == 2
+    (first_step, first), (step, last) = probed.probes
+    assert step == first_step + 250 == len(probed.losses) < len(full.losses)
+    assert abs(last - first) <= 0.01
+    # Left at the probe's optimum: the full schedule's loss, a gradient near 0.
+    loss, grads = objective.loss_and_gradient(Xs, y)
+    assert float(loss) == pytest.approx(last, abs=1e-9)
+    assert float(loss) == pytest.approx(reference, abs=1e-3)
+    assert max(np.abs(g.numpy()).max() for g in grads) < 1e-2
+
+
 @pytest.mark.parametrize("nats", [None, 0.5])
 def test_adam_stops_at_the_first_multiple_of_250_steps_that_gained_too_little(nats):
     """minimize_adam's stall rule, checked against the history it returns: it stops at
