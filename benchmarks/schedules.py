@@ -6,12 +6,14 @@ layout, each problem of ``pigp.experiments.problems`` (seed 0) and the 40 fits o
 with a floor): a first run with the
 default schedule compiles the structure's programs (discarded), then the problem runs
 once with ``ADAM_STALL = None`` (2000 Adam steps, then L-BFGS-B: the schedule before
-the stall rule) and once with the defaults as they are, one after the other in this
-process. Each ``fit`` inside is recorded: Adam steps and L-BFGS-B iterations together
+the stall rule; ``--before no-probes``: ``ADAM_PROBE_NATS = None``, the stall rule
+without L-BFGS-B probes) and once with the defaults as they are, one after the other
+in this process. Each ``fit`` inside is recorded: Adam steps and L-BFGS-B iterations together
 (``len(model.history)``), wall seconds and the log marginal likelihood; beside them
 the experiment's relative L2 of u and learned coefficients. Prints a table, writes JSON.
 
     python benchmarks/schedules.py --out benchmarks/results/schedules.json
+    python benchmarks/schedules.py --before no-probes --out benchmarks/results/schedules_probes.json
 """
 
 import argparse
@@ -94,8 +96,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=list(CASES))
     parser.add_argument("--out", default="results/schedules.json")
+    parser.add_argument(
+        "--before",
+        choices=["adam2000", "no-probes"],
+        default="adam2000",
+        help="the schedule to compare the default with: ADAM_STALL = None (2000 Adam "
+        "steps, then L-BFGS-B) or ADAM_PROBE_NATS = None (the stall rule without "
+        "L-BFGS-B probes)",
+    )
     args = parser.parse_args()
     default = pigp.models.ADAM_STALL
+    setting = "ADAM_STALL" if args.before == "adam2000" else "ADAM_PROBE_NATS"
+    kept = getattr(pigp.models, setting)
     rows = []
     print(
         f"{'case':<20} {'fits':>4} {'iterations before':>18} {'after':>12} {'s before':>9} "
@@ -105,11 +117,11 @@ def main():
         with tempfile.TemporaryDirectory() as out:
             run = functools.partial(CASES[name], out, seed=0)
             recorded(run)  # compiles
-            pigp.models.ADAM_STALL = None
+            setattr(pigp.models, setting, None)
             try:
                 before, before_fits = recorded(run)
             finally:
-                pigp.models.ADAM_STALL = default
+                setattr(pigp.models, setting, kept)
             after, after_fits = recorded(run)
         row = {
             "case": name,
@@ -138,7 +150,14 @@ def main():
     print(f"\nall fits: {total[0]:.1f} s before, {total[1]:.1f} s after ({ratio:.2f}x)")
     write_json(
         args.out,
-        {"stall": default, "stall_nats": pigp.models.ADAM_STALL_NATS, "rows": rows, "total": total},
+        {
+            "stall": default,
+            "stall_nats": pigp.models.ADAM_STALL_NATS,
+            "probe_nats": pigp.models.ADAM_PROBE_NATS,
+            "before": args.before,
+            "rows": rows,
+            "total": total,
+        },
     )
 
 
