@@ -11,6 +11,9 @@ and L-BFGS-B evaluations, the loss reached, alpha and u's relative L2 error on a
 with SciPy's L-BFGS-B on the same 40 points (a plain GP of the u and f values
 stacked, two input columns) for scale.
 
+``--versus-gpflow``: the default fit of the first ``--kernels`` and GPflow's GPR
+alternating seed by seed, their seconds and ratio per seed.
+
 ``--per-step``: the cost of an Adam step per kernel instead: fits of 1000 Adam steps
 (no L-BFGS-B), the kernels alternating in one process, Adam's steps 250 to 1000 timed
 by the fit's callback, the median of ``--seeds`` fits after a first (compiling) one of
@@ -161,14 +164,55 @@ def per_step(kernels, repeats: int) -> dict:
     return {name: statistics.median(times) for name, times in milliseconds.items()}
 
 
+def versus_gpflow(kernel: str, seeds: int) -> dict:
+    """A default fit (a new model of a compiled structure) and GPflow's GPR fit on the
+    same 40 values, one after the other for each seed, after a warm-up of each: the
+    seconds of both and their ratio per seed."""
+    plan = schedule("default")
+    fit(kernel, plan, seed=1000)
+    if gpflow_fit(1000) is None:
+        raise SystemExit("--versus-gpflow needs GPflow (the peers environment)")
+    rows = []
+    for seed in range(seeds):
+        ours = fit(kernel, plan, seed)
+        theirs = gpflow_fit(seed)
+        rows.append({"seed": seed, "pigp": ours, "gpflow_seconds": theirs})
+        print(
+            f"seed {seed}: pigp {ours['seconds']:.3f} s ({ours['iterations']} iterations), "
+            f"GPflow GPR {theirs:.3f} s, ratio {ours['seconds'] / theirs:.2f}",
+            flush=True,
+        )
+    ratios = [r["pigp"]["seconds"] / r["gpflow_seconds"] for r in rows]
+    summary = {
+        "kernel": kernel,
+        "pigp_median_seconds": statistics.median(r["pigp"]["seconds"] for r in rows),
+        "gpflow_median_seconds": statistics.median(r["gpflow_seconds"] for r in rows),
+        "median_ratio": statistics.median(ratios),
+    }
+    print(
+        f"median: pigp {summary['pigp_median_seconds']:.3f} s, GPflow "
+        f"{summary['gpflow_median_seconds']:.3f} s, ratio of the seeds' ratios "
+        f"{summary['median_ratio']:.2f} (max {max(ratios):.2f})"
+    )
+    return {"summary": summary, "rows": rows}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", nargs="*", default=list(KERNELS), choices=list(KERNELS))
     parser.add_argument("--schedules", nargs="*", default=["default"])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--per-step", action="store_true", help="Adam's step cost per kernel")
+    parser.add_argument(
+        "--versus-gpflow",
+        action="store_true",
+        help="the default fit of the first --kernels and GPflow's GPR, alternating seed by seed",
+    )
     parser.add_argument("--out", default="benchmarks/results/everyday.json")
     args = parser.parse_args()
+    if args.versus_gpflow:
+        write_json(args.out, versus_gpflow(args.kernels[0], args.seeds))
+        return
     if args.per_step:
         result = per_step(args.kernels, args.seeds)
         base = result[args.kernels[0]]
