@@ -693,7 +693,7 @@ class PIGP(Model):
                 history,
                 stall,
                 nats,
-                ADAM_PROBE_NATS if stall is not None else None,
+                ADAM_PROBE_NATS,
             )
         finally:
             if progress is not None:

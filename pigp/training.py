@@ -311,17 +311,17 @@ def minimize_adam(
                         loss, values = _probe(objective, Xs, y)
                         agree = bool(history.probes) and abs(loss - history.probes[-1][1]) <= probe
                         history.probes.append((done, loss))
-                        if agree:
+                        if agree:  # stop at the probe's values, of loss ``loss``
                             for v, value in zip(objective.variables, values):
                                 v.assign(value)
-                            handed = True
+                            final, handed = loss, True
                     if (stalled and slow) or handed:
                         if progress is not None:
                             progress.update(steps - done)
                         break
         completed = True
     finally:
-        _keep_best(objective, Xs, y, state, final if completed and not handed else None)
+        _keep_best(objective, Xs, y, state, final if completed else None)
         history.evaluations = list(history.losses)
     return history
 
