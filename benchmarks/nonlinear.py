@@ -4,7 +4,8 @@ Every error is against an independent reference computed here: a closed form, or
 Burgers' Cole-Hopf solution by Gauss-Hermite quadrature (300 nodes). Default
 settings of ``pigp.PIGP`` throughout (``pigp.models.NONLINEAR_SOLVER``), a
 squared-exponential kernel from the starting lengthscales named below; Burgers'
-forward problems also with a rational-quadratic kernel (``--kernels``), each on the
+forward problems also with a rational-quadratic kernel and with ``pigp burgers``'s
+rational quadratic on x warped around the front (``--kernels``), each on the
 designs of ``--burgers-seeds``.
 
 - ``elliptic``: ``-laplacian u + u^3 = f`` on [0, 1]^2, Dirichlet,
@@ -22,7 +23,8 @@ designs of ``--burgers-seeds``.
   ``"conditional"``: the kernel learned with nu by the joint marginal likelihood,
   then nu once more by the u data's likelihood given the equation and the
   boundary values, the kernel held); nu, its Laplace std and whether
-  nu +- 1.96 std holds 0.02; ``--seeds`` seeds.
+  nu +- 1.96 std holds 0.02; ``--seeds`` seeds; the squared exponential from
+  (0.05, 0.3), or ``--inverse-kernel``.
 - ``inverse-joint``: the same, everything by the joint marginal likelihood
   (``solver={"likelihood": "joint"}``).
 - ``pinn``: DeepXDE's PINN on the same 1000 + 200 Burgers points (its Burgers
@@ -52,6 +54,7 @@ import pigp
 from pigp.experiments.nonlinear import (
     burgers_design,
     burgers_equation,
+    burgers_kernel,
     burgers_reference,
     elliptic_design,
     elliptic_equation,
@@ -182,17 +185,38 @@ def elliptic_row(seed: int) -> dict:
     }
 
 
-#: --kernels: name -> (kernel class, short label for the table)
+def _front(lengthscale_x: float):
+    """``pigp burgers``'s kernel (``burgers_kernel``): the rational quadratic on x
+    warped by ``tanh_front`` at x = 0, where the characteristics of ``-sin(pi x)``
+    meet (strength 0.5, width 0.05 to start, both learned); x's lengthscale in the
+    warped coordinate starts at 0.2 whatever ``lengthscale_x``."""
+    return burgers_kernel()
+
+
+#: --kernels: name -> (kernel from the starting lengthscale of x, label for the table)
 KERNELS = {
-    "squared_exponential": (pigp.kernels.SquaredExponential, "SE"),
-    "rational_quadratic": (pigp.kernels.RationalQuadratic, "RQ"),
+    "squared_exponential": (
+        lambda ell: pigp.kernels.SquaredExponential(lengthscales=[ell, 0.3]),
+        "SE",
+    ),
+    "rational_quadratic": (
+        lambda ell: pigp.kernels.RationalQuadratic(lengthscales=[ell, 0.3]),
+        "RQ",
+    ),
+    "rational_quadratic_front": (_front, "RQ front"),
 }
+
+
+def _lengthscales(model) -> list:
+    values = model.parameter_values()
+    key = "kernel.lengthscales" if "kernel.lengthscales" in values else "kernel.kernel.lengthscales"
+    return values[key].tolist()
 
 
 def burgers_row(seed: int, interior: int, lengthscale_x: float, kernel: str) -> dict:
     design = burgers_design(interior, 200, seed)
-    kind, label = KERNELS[kernel]
-    model = pigp.PIGP(kind(lengthscales=[lengthscale_x, 0.3]), burgers_equation(0.02))
+    build, label = KERNELS[kernel]
+    model = pigp.PIGP(build(lengthscale_x), burgers_equation(0.02))
     start = time.perf_counter()
     model.fit(design["X_b"], design["y_b"], design["X_f"], design["y_f"])
     seconds = time.perf_counter() - start
@@ -203,12 +227,14 @@ def burgers_row(seed: int, interior: int, lengthscale_x: float, kernel: str) -> 
         "kernel": kernel,
         "rms_error": _rms(mean, burgers_reference(BURGERS_GRID)),
         "seconds": seconds,
-        "lengthscales": model.parameter_values()["kernel.lengthscales"].tolist(),
+        "lengthscales": _lengthscales(model),
         **_gauss_newton(model),
     }
 
 
-def inverse_row(seed: int, likelihood: str = "auto", interior: int = 1000) -> dict:
+def inverse_row(
+    seed: int, likelihood: str = "auto", interior: int = 1000, kernel: str = "squared_exponential"
+) -> dict:
     design = burgers_design(interior, 200, seed)
     rng = np.random.default_rng(seed + 100)
     X_u = np.c_[rng.uniform(-1, 1, 300), rng.uniform(0, 1, 300)]
@@ -217,11 +243,7 @@ def inverse_row(seed: int, likelihood: str = "auto", interior: int = 1000) -> di
     nu = pigp.Parameter(0.1, positive=True)
     # The noise level is known (1% of the RMS): its variance is given, not learned.
     noise = pigp.Parameter((0.01 * np.sqrt(np.mean(clean**2))) ** 2, trainable=False)
-    model = pigp.PIGP(
-        pigp.kernels.SquaredExponential(lengthscales=[0.05, 0.3]),
-        burgers_equation(nu),
-        noise_u=noise,
-    )
+    model = pigp.PIGP(KERNELS[kernel][0](0.05), burgers_equation(nu), noise_u=noise)
     boundary = pigp.Observations(design["X_b"], design["y_b"], name="boundary")
     start = time.perf_counter()
     model.fit(
@@ -237,8 +259,11 @@ def inverse_row(seed: int, likelihood: str = "auto", interior: int = 1000) -> di
     std = float(model.parameter_uncertainty()["operator.nu"])
     mean, _ = model.predict(BURGERS_GRID)
     return {
-        "problem": "inverse burgers" + ("" if likelihood == "auto" else f" {likelihood}"),
+        "problem": "inverse burgers"
+        + ("" if likelihood == "auto" else f" {likelihood}")
+        + ("" if kernel == "squared_exponential" else f" {KERNELS[kernel][1]}"),
         "seed": seed,
+        "kernel": kernel,
         "interior": interior,
         "nu": value,
         "nu_relative_error": abs(value - 0.02) / 0.02,
@@ -339,6 +364,12 @@ def main():
         choices=sorted(KERNELS),
         help="kernels of burgers and burgers-fine",
     )
+    parser.add_argument(
+        "--inverse-kernel",
+        default="squared_exponential",
+        choices=sorted(KERNELS),
+        help="the kernel of inverse and inverse-joint",
+    )
     parser.add_argument("--darcy-seeds", type=int, default=3)
     parser.add_argument("--interior", type=int, default=200, help="Darcy's interior points")
     parser.add_argument("--boundary", type=int, default=40, help="Darcy's boundary points")
@@ -365,7 +396,8 @@ def main():
         elif name in ("inverse", "inverse-joint"):
             likelihood = "auto" if name == "inverse" else "joint"
             found = (
-                inverse_row(seed, likelihood, args.inverse_interior) for seed in range(args.seeds)
+                inverse_row(seed, likelihood, args.inverse_interior, args.inverse_kernel)
+                for seed in range(args.seeds)
             )
         elif name in ("pinn", "pinn-fine"):
             interior = 1000 if name == "pinn" else 2400

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._tensorflow import tf
 from .derivatives import partials
-from .kernels import Fields, cosine, gaussian, hermite
+from .kernels import Fields, Warped, cosine, gaussian, hermite
 
 __all__ = [
     "operator_pair",
@@ -112,6 +112,8 @@ def _weights(kernel, left: list, right: list, dtype, at=None) -> dict:
 def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
     """``{index: derivative}`` of the kernel on pair tensors, for ``_weights``'s indices."""
     d = x1.shape[-1]
+    if isinstance(kernel, Warped):
+        return warped_partials(kernel, x1, x2, indices)
     if kernel.stationary:
         r = [x1[..., c] - x2[..., c] for c in range(d)]
         factors = kernel.separable(x1.dtype)
@@ -163,6 +165,95 @@ def operator_pair(
         term = weight * values[key]
         total = term if total is None else total + term
     return total
+
+
+def _warp_derivatives(kernel, c: int, x: tf.Tensor, top: int) -> list:
+    """``[w, w', ..., w^(top)]`` of column ``c``'s warp at the values ``x``, by nested
+    tapes on the points (not on pairs of them)."""
+    if kernel.warps[c] is None:
+        ones = tf.ones_like(x)
+        return [x, ones] + [tf.zeros_like(x)] * (top - 1) if top else [x]
+    return list(_derivative_chain(lambda v: kernel.warp_column(c, v), x, top))
+
+
+def _derivative_chain(function, x: tf.Tensor, top: int) -> list:
+    if top == 0:
+        return [function(x)]
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        lower = _derivative_chain(function, x, top - 1)
+    top_value = tape.gradient(lower[-1], x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    return lower + [top_value]
+
+
+def _bell(derivatives: list, top: int) -> list:
+    """Partial Bell polynomials ``B[m][j](w', w'', ...)``, ``0 <= j <= m <= top``:
+    ``d^m/dx^m g(w(x)) = sum_j B[m][j] g^(j)(w(x))`` (Faa di Bruno), by the recurrence
+    ``B[m][j] = sum_i C(m-1, i-1) w^(i) B[m-i][j-1]``."""
+    one = tf.ones_like(derivatives[0])
+    B = [[one]]
+    for m in range(1, top + 1):
+        row = [None]  # B[m][0] = 0 for m >= 1
+        for j in range(1, m + 1):
+            total = None
+            for i in range(1, m - j + 2):
+                if B[m - i][j - 1] is None:
+                    continue
+                term = math.comb(m - 1, i - 1) * derivatives[i] * B[m - i][j - 1]
+                total = term if total is None else total + term
+            row.append(total)
+        B.append(row)
+    return B
+
+
+def warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
+    """Partial derivatives of ``Warped`` kernel ``base(w(x1), w(x2))`` at multi-indices
+    into ``(x1, x2)``: the base kernel's derivatives in the warped points, at every
+    index of ``sum_j prod_c B[a_c][j_c](x1_c) B[b_c][l_c](x2_c) d^(j, l) base``."""
+    indices = list(set(indices))
+    d = x1.shape[-1]
+    tops = [max(index[c] for index in indices) for c in range(2 * d)]
+    chains = [_warp_derivatives(kernel, c, x1[..., c], tops[c]) for c in range(d)]
+    chains += [_warp_derivatives(kernel, c, x2[..., c], tops[d + c]) for c in range(d)]
+    bells = [_bell(chain, top) for chain, top in zip(chains, tops)]
+    w1 = tf.stack([chains[c][0] for c in range(d)], axis=-1)
+    w2 = tf.stack([chains[d + c][0] for c in range(d)], axis=-1)
+    base = kernel.kernel
+    expansions = {}
+    for index in indices:
+        ranges = [
+            range(m, m + 1) if kernel.warps[c % d] is None else range(1 if m else 0, m + 1)
+            for c, m in enumerate(index)
+        ]
+        expansions[index] = list(itertools.product(*ranges))
+    needed = set()
+    for terms in expansions.values():
+        for inner in terms:
+            needed.add(_base_index(base, inner, d)[0])
+    values = _partials(base, w1, w2, needed)
+    out = {}
+    for index, terms in expansions.items():
+        total = None
+        for inner in terms:
+            key, sign = _base_index(base, inner, d)
+            factor = None
+            for c, (m, j) in enumerate(zip(index, inner)):
+                if m and kernel.warps[c % d] is not None:
+                    b = bells[c][m][j]
+                    factor = b if factor is None else factor * b
+            term = sign * values[key] if factor is None else sign * factor * values[key]
+            total = term if total is None else total + term
+        out[index] = total
+    return out
+
+
+def _base_index(base, inner: tuple, d: int) -> tuple:
+    """The base kernel's index and sign for the warped index ``inner`` into
+    ``(w1, w2)``: into ``r = w1 - w2`` for a stationary one."""
+    if base.stationary:
+        right = inner[d:]
+        return tuple(a + b for a, b in zip(inner[:d], right)), (-1.0) ** sum(right)
+    return tuple(inner), 1.0
 
 
 #: Whether ``separable_partials`` takes a profile's derivatives from its closed forms

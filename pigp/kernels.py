@@ -32,6 +32,8 @@ __all__ = [
     "Sum",
     "Product",
     "Custom",
+    "Warped",
+    "tanh_front",
     "Fields",
     "field_names",
 ]
@@ -624,6 +626,89 @@ class Custom(Kernel):
 
     def stationary_pair(self, r):
         return self.pair(r, tf.zeros_like(r))
+
+
+class Warped(Kernel):
+    """A kernel on warped inputs: ``k(x1, x2) = base(w(x1), w(x2))``, each column
+    ``c`` through its own increasing map ``w_c`` (or none).
+
+    A steep front (a shock, a boundary layer) needs short lengthscales where it is
+    and long ones elsewhere, which no stationary kernel has; a warp that stretches
+    the inputs around the front gives both. The warps' parameters are learned with
+    the base kernel's. Operator blocks take the base kernel's derivatives in the
+    warped inputs (its closed forms where it has them) and the warps' own
+    derivatives at the points, combined by Faa di Bruno's formula: ``d^m/dx^m
+    k(w(x)) = sum_j B_mj(w', w'', ...) d^j k/dw^j`` with ``B_mj`` the partial Bell
+    polynomials, so nothing is differentiated through the pair of points.
+
+    Args:
+        kernel: the base kernel, of the warped inputs.
+        warps: one entry per input column: ``None`` (not warped) or a function
+            ``warp(x, **values)`` of a tensor of that column's values (and the
+            parameters' current values) returning a tensor of the same shape,
+            smooth and increasing.
+        parameters: ``{name: Parameter or initial positive value}`` for the warps.
+
+    ``pigp.kernels.tanh_front`` is a warp for a front at a known position.
+    """
+
+    stationary = False
+
+    def __init__(self, kernel: Kernel, warps, parameters: dict | None = None, name=None):
+        super().__init__(name=name)
+        if not isinstance(kernel, Kernel):
+            raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
+        if isinstance(kernel, Fields):
+            raise ValueError("kernel: warp each field's kernel, not Fields")
+        warps = list(warps) if isinstance(warps, (list, tuple)) else None
+        if not warps or not all(w is None or callable(w) for w in warps):
+            raise ValueError(
+                "warps: expected a list with one entry per input column, each None "
+                "or a function warp(x, **values)"
+            )
+        self.kernel = kernel
+        self.warps = warps
+        self._parameters = {k: Parameter.of(v, k) for k, v in (parameters or {}).items()}
+        self.max_order = kernel.max_order
+
+    def build(self, X):
+        if X.shape[1] != len(self.warps):
+            raise ValueError(
+                f"warps: expected one entry per input column ({X.shape[1]}), got {len(self.warps)}"
+            )
+        self.kernel.build(self.warp(tf.constant(X, tf.float64)).numpy())
+
+    @property
+    def parameters(self) -> dict:
+        out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
+        out.update(self._parameters)
+        return out
+
+    def get_config(self) -> dict:
+        return {"kernel": self.kernel, "warps": self.warps, "parameters": dict(self._parameters)}
+
+    def warp_column(self, c: int, x: tf.Tensor) -> tf.Tensor:
+        """Column ``c``'s warp at the values ``x``."""
+        if self.warps[c] is None:
+            return x
+        values = {k: p.value(x.dtype) for k, p in self._parameters.items()}
+        return self.warps[c](x, **values)
+
+    def warp(self, X: tf.Tensor) -> tf.Tensor:
+        """The warped points of ``X`` (..., d)."""
+        d = X.shape[-1]
+        return tf.stack([self.warp_column(c, X[..., c]) for c in range(d)], axis=-1)
+
+    def pair(self, x1, x2):
+        return self.kernel.pair(self.warp(x1), self.warp(x2))
+
+
+def tanh_front(x, strength, width, center=0.0):
+    """``x + strength * tanh((x - center) / width)``: stretches the inputs by up to
+    ``1 + strength / width`` within about ``width`` of ``center`` (a warp for
+    ``Warped``; ``strength`` and ``width`` are its parameters, ``center`` fixed
+    unless it is a parameter too)."""
+    return x + strength * tf.tanh((x - center) / width)
 
 
 class Fields(Kernel):

@@ -278,3 +278,53 @@ def test_whole_matrix_and_blocks_agree_with_coefficients_that_vary(rng):
         )
     np.testing.assert_array_equal(whole, whole.T)
     assert np.all(np.linalg.eigvalsh(whole) > 0)
+
+
+@pytest.mark.parametrize("base", ["rq", "se"])
+def test_warped_kernel_blocks_match_sympy(rng, base):
+    """``base(w(x1), w(x2))`` with ``w = x + 0.5 tanh(x / 0.1)`` on the first column:
+    the Faa di Bruno expansion of the base's derivatives against sympy's derivatives
+    of the composed kernel, up to fourth order in the warped column (u_xx against
+    u_xx) and mixed with the unwarped one, at coincident points too."""
+    import sympy as sp
+
+    strength, width = 0.5, 0.1
+    if base == "rq":
+        inner = pigp.kernels.RationalQuadratic(1.3, [0.3, 0.4], 0.8)
+
+        def profile(s):
+            return 1.3 * (1 + s / (2 * 0.8)) ** -0.8
+
+    else:
+        inner = pigp.kernels.SquaredExponential(1.3, [0.3, 0.4])
+
+        def profile(s):
+            return 1.3 * sp.exp(-s / 2)
+
+    kernel = pigp.kernels.Warped(
+        inner, [pigp.kernels.tanh_front, None], {"strength": strength, "width": width}
+    )
+
+    def expr(z1, z2):
+        w = lambda x: x + strength * sp.tanh(x / width)
+        s = ((w(z1[0]) - w(z2[0])) / 0.3) ** 2 + ((z1[1] - z2[1]) / 0.4) ** 2
+        return profile(s)
+
+    burgers_like = [(1.0, {1: 1}), (0.7, {0: 1}), (-0.02, {0: 2})]
+    mixed = [(1.0, {0: 2, 1: 1})]
+    operators = {"identity": IDENTITY, "burgers": burgers_like, "mixed": mixed}
+    D = pigp.operators.D
+    resolved = {
+        "identity": pigp.operators.Identity.resolve(2),
+        "burgers": (D(1) + 0.7 * D(0) - 0.02 * D(0, 2)).resolve(2),
+        "mixed": (D(0, 2) @ D(1)).resolve(2),
+    }
+    X1 = rng.uniform(-0.3, 0.3, size=(4, 2))
+    X2 = np.concatenate([rng.uniform(-0.3, 0.3, size=(3, 2)), X1[:2]])
+    for a in operators:
+        for b in operators:
+            K = block(kernel, tf.constant(X1), tf.constant(X2), resolved[a], resolved[b]).numpy()
+            reference = sympy_block(expr, operators[a], operators[b], 2)(X1, X2)
+            np.testing.assert_allclose(
+                K, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max(), err_msg=f"{a}, {b}"
+            )
