@@ -382,13 +382,83 @@ def _gaussian_wave(column, r, order: int) -> list | None:
     if len(column) != 2 or {profile for _, profile in column} != {gaussian, cosine}:
         return None
     (a, _), (w, _) = sorted(column, key=lambda factor: factor[1] is cosine)
+    if not WAVE_GRADIENT:
+        real, waves = _complex_wave(a, w, r, order)
+        return [real] + [tf.math.real(c) for c in waves[1:]]
+    return list(_wave_with_gradient(order)(a, w, r))
+
+
+#: Whether ``_gaussian_wave``'s derivatives take their gradients in ``a``, ``w`` and
+#: ``r`` from closed forms (``_wave_with_gradient``) rather than a reverse pass through
+#: the Hermite recurrence.
+WAVE_GRADIENT = True
+
+
+def _complex_wave(a, w, r, order: int) -> tuple:
+    """``(h, [C_0, ..., C_order])``: ``h = gaussian(a r) cos(w r)`` and the complex
+    derivatives ``C_k = d^k/dr^k E = (-a)^k He_k(a r - i w / a) E`` of ``E = exp(-a^2 r^2
+    / 2 + i w r)``, whose real parts are ``h``'s."""
     envelope = gaussian(a * r)
     angle = w * r
     real = envelope * tf.cos(angle)
     h = tf.complex(real, envelope * tf.sin(angle))
     v = tf.complex(a * r, -w / a * tf.ones_like(r))
     polynomials = hermite(v, order)
-    return [real] + [(-a) ** k * tf.math.real(polynomials[k] * h) for k in range(1, order + 1)]
+    scale = tf.cast(-a, h.dtype)
+    return real, [h] + [scale**k * polynomials[k] * h for k in range(1, order + 1)]
+
+
+def _wave_with_gradient(order: int):
+    """``(a, w, r) -> [h, h', ..., h^(order)]`` with its gradient in closed form: with
+    ``C_k`` of ``_complex_wave``, ``d h^(k)/dr = Re C_(k+1)``, ``d h^(k)/dw = d^k/dr^k
+    Re(i r E) = -Im(r C_k + k C_(k-1))`` and ``d h^(k)/da = d^k/dr^k Re(-a r^2 E) = -a
+    Re(r^2 C_k + 2 k r C_(k-1) + k (k-1) C_(k-2))``: one more derivative order instead
+    of a reverse pass through the recurrence, and differentiable again (second
+    derivatives for the Laplace Hessian)."""
+
+    @tf.custom_gradient
+    def wave(a, w, r):
+        real, C = _complex_wave(a, w, r, order + 1)
+        values = [real] + [tf.math.real(C[k]) for k in range(1, order + 1)]
+
+        def gradient(*upstream):
+            dtype = C[0].dtype
+            rc = tf.cast(r, dtype)
+            d_r, d_w, d_a = None, None, None
+            for k, dy in enumerate(upstream):
+                if dy is None:
+                    continue
+                term_r = dy * tf.math.real(C[k + 1])
+                inner_w = rc * C[k] + (k * C[k - 1] if k >= 1 else 0)
+                inner_a = rc * rc * C[k]
+                if k >= 1:
+                    inner_a += 2 * k * rc * C[k - 1]
+                if k >= 2:
+                    inner_a += k * (k - 1) * C[k - 2]
+                term_w = -dy * tf.math.imag(inner_w)
+                term_a = dy * tf.math.real(inner_a)
+                d_r = term_r if d_r is None else d_r + term_r
+                d_w = term_w if d_w is None else d_w + term_w
+                d_a = term_a if d_a is None else d_a + term_a
+            if d_r is None:
+                zero = tf.zeros_like(a)
+                return zero, tf.zeros_like(w), tf.zeros_like(r)
+            return (
+                _sum_to(-a * d_a, a),
+                _sum_to(d_w, w),
+                _sum_to(d_r, r),
+            )
+
+        return values, gradient
+
+    return wave
+
+
+def _sum_to(value, like) -> tf.Tensor:
+    """``value`` summed over the axes ``like`` was broadcast along."""
+    shape = tf.shape(like)
+    axes, _ = tf.raw_ops.BroadcastGradientArgs(s0=shape, s1=tf.shape(value))
+    return tf.reshape(tf.reduce_sum(value, axis=axes), shape)
 
 
 def _leibniz(f: list, g: list) -> list:
