@@ -238,6 +238,13 @@ def test_softplus_value_and_gradient_are_finite_and_exact_far_out():
     np.testing.assert_allclose(gradient, scipy.special.expit(x), rtol=1e-12, atol=1e-300)
 
 
+def _heat_points(rng):
+    """Six points, the fifth equal to the second, and the heat operator's terms."""
+    X = rng.uniform(size=(6, 2))
+    X[4] = X[1]
+    return X, pigp.operators.heat(0.6).resolve(2)
+
+
 @pytest.mark.parametrize(
     "make",
     [
@@ -255,9 +262,7 @@ def test_closed_form_partials_match_the_nested_tapes(rng, monkeypatch, make):
     gradients in the kernel's parameters, at distinct and coincident points."""
     from pigp import covariance
 
-    X = rng.uniform(size=(6, 2))
-    X[4] = X[1]
-    terms = pigp.operators.heat(0.6).resolve(2)
+    X, terms = _heat_points(rng)
     results = []
     for fast in (True, False):
         monkeypatch.setattr(covariance, "RADIAL", fast)
@@ -336,9 +341,7 @@ def test_spectral_mixture_wave_gradient_matches_the_reverse_pass(rng, monkeypatc
     points, and second derivatives in the parameters (the Laplace Hessian's)."""
     from pigp import covariance
 
-    X = rng.uniform(size=(6, 2))
-    X[4] = X[1]
-    terms = pigp.operators.heat(0.6).resolve(2)
+    X, terms = _heat_points(rng)
     results = []
     for closed in (True, False):
         monkeypatch.setattr(covariance, "WAVE_GRADIENT", closed)
