@@ -14,6 +14,9 @@ stacked, two input columns) for scale.
 ``--versus-gpflow``: the default fit of the first ``--kernels`` and GPflow's GPR
 alternating seed by seed, their seconds and ratio per seed.
 
+``--interleave``: the default fit of every ``--kernels`` and GPflow's GPR in turn for
+each seed, after a warm-up of each; per-seed ratios to the first kernel.
+
 ``--per-step``: the cost of an Adam step per kernel instead: fits of 1000 Adam steps
 (no L-BFGS-B), the kernels alternating in one process, Adam's steps 250 to 1000 timed
 by the fit's callback, the median of ``--seeds`` fits after a first (compiling) one of
@@ -197,6 +200,38 @@ def versus_gpflow(kernel: str, seeds: int) -> dict:
     return {"summary": summary, "rows": rows}
 
 
+def interleaved(kernels: list, seeds: int) -> dict:
+    """The default fit of each kernel and GPflow's GPR, in turn for each seed after a
+    warm-up of each (so the machine's drifts fall on all of them alike): the seconds
+    and, per seed, each one's ratio to the first kernel's."""
+    plan = schedule("default")
+    for kernel in kernels:
+        fit(kernel, plan, seed=1000)
+    has_gpflow = gpflow_fit(1000) is not None
+    rows = []
+    for seed in range(seeds):
+        row = {"seed": seed, "seconds": {k: fit(k, plan, seed)["seconds"] for k in kernels}}
+        if has_gpflow:
+            row["seconds"]["gpflow_gpr"] = gpflow_fit(seed)
+        rows.append(row)
+        print(f"seed {seed}: " + ", ".join(f"{k} {t:.3f} s" for k, t in row["seconds"].items()))
+    names = list(rows[0]["seconds"])
+    summary = {}
+    for name in names:
+        ratios = [r["seconds"][name] / r["seconds"][kernels[0]] for r in rows]
+        summary[name] = {
+            "median_seconds": statistics.median(r["seconds"][name] for r in rows),
+            "median_ratio": statistics.median(ratios),
+            "ratio_range": [min(ratios), max(ratios)],
+        }
+        print(
+            f"{name:<20} median {summary[name]['median_seconds']:.3f} s, per-seed ratio to "
+            f"{kernels[0]}: median {summary[name]['median_ratio']:.2f} "
+            f"[{min(ratios):.2f}, {max(ratios):.2f}]"
+        )
+    return {"summary": summary, "rows": rows}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", nargs="*", default=list(KERNELS), choices=list(KERNELS))
@@ -208,8 +243,16 @@ def main():
         action="store_true",
         help="the default fit of the first --kernels and GPflow's GPR, alternating seed by seed",
     )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="the default fit of every --kernels (and GPflow's GPR) in turn, seed by seed",
+    )
     parser.add_argument("--out", default="benchmarks/results/everyday.json")
     args = parser.parse_args()
+    if args.interleave:
+        write_json(args.out, interleaved(args.kernels, args.seeds))
+        return
     if args.versus_gpflow:
         write_json(args.out, versus_gpflow(args.kernels[0], args.seeds))
         return
