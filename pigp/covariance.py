@@ -170,20 +170,10 @@ def operator_pair(
 def _warp_derivatives(kernel, c: int, x: tf.Tensor, top: int) -> list:
     """``[w, w', ..., w^(top)]`` of column ``c``'s warp at the values ``x``, by nested
     tapes on the points (not on pairs of them)."""
-    if kernel.warps[c] is None:
-        ones = tf.ones_like(x)
-        return [x, ones] + [tf.zeros_like(x)] * (top - 1) if top else [x]
-    return list(_derivative_chain(lambda v: kernel.warp_column(c, v), x, top))
-
-
-def _derivative_chain(function, x: tf.Tensor, top: int) -> list:
-    if top == 0:
-        return [function(x)]
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        lower = _derivative_chain(function, x, top - 1)
-    top_value = tape.gradient(lower[-1], x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
-    return lower + [top_value]
+    values = partials(
+        lambda columns: kernel.warp_column(c, columns[0]), [x], [(k,) for k in range(top + 1)]
+    )
+    return [values[(k,)] for k in range(top + 1)]
 
 
 def _bell(derivatives: list, top: int) -> list:
@@ -212,17 +202,22 @@ def warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
     index of ``sum_j prod_c B[a_c][j_c](x1_c) B[b_c][l_c](x2_c) d^(j, l) base``."""
     indices = list(set(indices))
     d = x1.shape[-1]
-    tops = [max(index[c] for index in indices) for c in range(2 * d)]
-    chains = [_warp_derivatives(kernel, c, x1[..., c], tops[c]) for c in range(d)]
-    chains += [_warp_derivatives(kernel, c, x2[..., c], tops[d + c]) for c in range(d)]
-    bells = [_bell(chain, top) for chain, top in zip(chains, tops)]
+    warped = [kernel.warps[c % d] is not None for c in range(2 * d)]
+    tops = [max(index[c] for index in indices) if warped[c] else 0 for c in range(2 * d)]
+    points = [x1[..., c] for c in range(d)] + [x2[..., c] for c in range(d)]
+    chains = [
+        _warp_derivatives(kernel, c % d, x, top) for c, (x, top) in enumerate(zip(points, tops))
+    ]
+    bells = [
+        _bell(chain, top) if warped[c] else None for c, (chain, top) in enumerate(zip(chains, tops))
+    ]
     w1 = tf.stack([chains[c][0] for c in range(d)], axis=-1)
     w2 = tf.stack([chains[d + c][0] for c in range(d)], axis=-1)
     base = kernel.kernel
     expansions = {}
     for index in indices:
         ranges = [
-            range(m, m + 1) if kernel.warps[c % d] is None else range(1 if m else 0, m + 1)
+            range(1 if m else 0, m + 1) if warped[c] else range(m, m + 1)
             for c, m in enumerate(index)
         ]
         expansions[index] = list(itertools.product(*ranges))
@@ -238,7 +233,7 @@ def warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
             key, sign = _base_index(base, inner, d)
             factor = None
             for c, (m, j) in enumerate(zip(index, inner)):
-                if m and kernel.warps[c % d] is not None:
+                if m and warped[c]:
                     b = bells[c][m][j]
                     factor = b if factor is None else factor * b
             term = sign * values[key] if factor is None else sign * factor * values[key]
