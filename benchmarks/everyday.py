@@ -17,6 +17,10 @@ kernel's to GPflow's. ``--versus-gpflow``: the same for the first ``--kernels`` 
 GPflow required (its committed JSON is from before the two shared one loop: the same
 figures under other keys).
 
+``--fusion 20 40 64 96``: the cost of an Adam step with the training program fused
+into one XLA program and without (``pigp.objective.FUSED_UP_TO``), at those numbers
+of values, alternating, and the first fit of each (its compilation).
+
 ``--per-step``: the cost of an Adam step per kernel instead: fits of 1000 Adam steps
 (no L-BFGS-B), the kernels alternating in one process, Adam's steps 250 to 1000 timed
 by the fit's callback, the median of ``--seeds`` fits after a first (compiling) one of
@@ -42,6 +46,7 @@ from _output import write_json
 
 import pigp
 import pigp.models
+import pigp.objective
 
 ALPHA = 0.5
 KERNELS = {
@@ -60,9 +65,9 @@ def solution(X):
     return u, u_t - ALPHA * u_xx
 
 
-def data(seed: int, noise: float = 0.01) -> tuple:
+def data(seed: int, noise: float = 0.01, n_u: int = 20, n_f: int = 20) -> tuple:
     rng = np.random.default_rng(seed)
-    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+    X_u, X_f = rng.uniform(0, 1, (n_u, 2)), rng.uniform(0, 1, (n_f, 2))
     y_u, y_f = solution(X_u)[0], solution(X_f)[1]
     y_u = y_u + noise * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(len(y_u))
     y_f = y_f + noise * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(len(y_f))
@@ -167,6 +172,54 @@ def per_step(kernels, repeats: int) -> dict:
     return {name: statistics.median(times) for name, times in milliseconds.items()}
 
 
+def fusion(sizes: list, repeats: int) -> dict:
+    """Milliseconds per Adam step (steps 250 to 1000, as ``per_step``) with the training
+    program fused into one XLA program and not (``pigp.objective.FUSED_UP_TO``), by
+    number of values (half u, half f), the two alternating; and the first fit's
+    seconds of each (its compilation)."""
+    saved, rows = pigp.objective.FUSED_UP_TO, []
+    try:
+        for size in sizes:
+            X_u, y_u, X_f, y_f = data(0, n_u=size // 2, n_f=size - size // 2)
+            row = {"values": size, "first_fit_seconds": {}, "ms_per_step": {}}
+            for repeat in range(repeats + 1):
+                for fused in (False, True):
+                    pigp.objective.FUSED_UP_TO = size if fused else 0
+                    model = pigp.PIGP(
+                        KERNELS["squared_exponential"](),
+                        pigp.operators.heat(pigp.Parameter(2.0, positive=True)),
+                    )
+                    marks = {}
+
+                    def callback(step, loss, model, marks=marks):
+                        marks[step] = time.perf_counter()
+
+                    key = "fused" if fused else "programs"
+                    start = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        model.fit(
+                            X_u, y_u, X_f, y_f, steps=1000, optimizer="adam", callback=callback
+                        )
+                    if repeat == 0:
+                        row["first_fit_seconds"][key] = time.perf_counter() - start
+                    else:
+                        ms = (marks[1000] - marks[250]) / 750 * 1e3
+                        row["ms_per_step"].setdefault(key, []).append(ms)
+            row["ms_per_step"] = {k: statistics.median(v) for k, v in row["ms_per_step"].items()}
+            rows.append(row)
+            ms, first = row["ms_per_step"], row["first_fit_seconds"]
+            print(
+                f"{size:>6} values: {ms['programs']:.3f} ms per step as programs, "
+                f"{ms['fused']:.3f} fused ({ms['programs'] / ms['fused']:.2f}x); first fit "
+                f"{first['programs']:.2f} s and {first['fused']:.2f} s",
+                flush=True,
+            )
+    finally:
+        pigp.objective.FUSED_UP_TO = saved
+    return {"rows": rows, "repeats": repeats}
+
+
 def interleaved(kernels: list, seeds: int, need_gpflow: bool = False) -> dict:
     """The default fit of each kernel (a new model of a compiled structure) and GPflow's
     GPR, in turn for each seed after a warm-up of each (so the machine's drifts fall on
@@ -228,8 +281,17 @@ def main():
         action="store_true",
         help="the default fit of every --kernels (and GPflow's GPR) in turn, seed by seed",
     )
+    parser.add_argument(
+        "--fusion",
+        nargs="*",
+        type=int,
+        help="ms per Adam step fused into one XLA program and not, at these numbers of values",
+    )
     parser.add_argument("--out", default="benchmarks/results/everyday.json")
     args = parser.parse_args()
+    if args.fusion:
+        write_json(args.out, fusion(args.fusion, args.seeds))
+        return
     if args.interleave or args.versus_gpflow:
         kernels = args.kernels[:1] if args.versus_gpflow else args.kernels
         write_json(args.out, interleaved(kernels, args.seeds, need_gpflow=args.versus_gpflow))

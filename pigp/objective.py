@@ -25,6 +25,7 @@ import scipy.linalg
 
 from ._tensorflow import tf
 from .covariance import joint, joint_blocks, large, whole_gradient
+from .linalg import small_cholesky
 from .parameters import substituted
 from .structure import Structure, Variables, program
 
@@ -37,10 +38,37 @@ def gaussian_nll(y_dot_alpha, log_diag_chol, n):
     return 0.5 * y_dot_alpha + log_diag_chol + 0.5 * n * math.log(2.0 * math.pi)
 
 
+#: Training programs on at most this many values are one XLA program each, the
+#: Cholesky factorisation included (``Objective.fuses``): on 40 values a compiled Adam
+#: step took about 0.1 ms so against 0.25 ms for the Gram matrix and its VJP called
+#: as programs of their own around TensorFlow's Cholesky (each call of an XLA program
+#: from a graph has a fixed cost).
+FUSED_UP_TO = 64
+
+
 @functools.cache
 def has_gpu() -> bool:
     """Whether TensorFlow sees a GPU (fixed once TensorFlow has started)."""
     return bool(tf.config.list_logical_devices("GPU"))
+
+
+def _cotangents(blocks: dict, sizes: list, inverse, alpha) -> list:
+    """The loss's cotangent ``W = (K^-1 - alpha alpha') / 2`` in each of ``blocks``
+    (``Objective._taped_blocks``), from the upper triangle of ``inverse``: an
+    off-diagonal block ``(i, j)`` stands for itself and its mirror (``2 W_ij``), a
+    diagonal one is symmetrised."""
+    starts = np.cumsum([0] + sizes)
+    cotangents = []
+    for i, j in blocks:
+        rows, columns = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
+        outer = alpha[rows, None] * alpha[None, columns]
+        if i == j:
+            upper = tf.linalg.band_part(inverse[rows, columns], 0, -1)
+            full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
+            cotangents.append(0.5 * (full - outer))
+        else:
+            cotangents.append(inverse[rows, columns] - outer)
+    return cotangents
 
 
 class Objective:
@@ -184,13 +212,13 @@ class Objective:
         rest = [r for r, c in zip(ranges, self.conditions) if not c]
         return np.concatenate(first + rest), sum(len(r) for r in first)
 
-    def _tf_conditional(self, K, y, order, gradient=False):
+    def _tf_conditional(self, K, y, order, gradient=False, cholesky=tf.linalg.cholesky):
         """``-log p(y_N | y_C)`` (TensorFlow) and, with ``gradient``, ``(inverse,
         alpha)`` in the original order such that the loss's cotangent is
         ``0.5 (inverse - alpha alpha')`` (see above)."""
         perm, n_c = order
         p = tf.constant(perm, tf.int32)
-        chol = tf.linalg.cholesky(tf.gather(tf.gather(K, p, axis=0), p, axis=1))
+        chol = cholesky(tf.gather(tf.gather(K, p, axis=0), p, axis=1))
         z = tf.linalg.triangular_solve(chol, tf.gather(y, p)[:, None], lower=True)[:, 0]
         loss = gaussian_nll(
             tf.reduce_sum(tf.square(z[n_c:])),
@@ -236,9 +264,9 @@ class Objective:
         back = np.argsort(perm)
         return loss, inverse[np.ix_(back, back)], v[back]
 
-    def _tf_gaussian(self, K, y) -> tuple:
+    def _tf_gaussian(self, K, y, cholesky=tf.linalg.cholesky) -> tuple:
         """``(chol, K^-1 y, -log N(y | 0, K))`` for targets ``y`` of shape (n,)."""
-        chol = tf.linalg.cholesky(K)
+        chol = cholesky(K)
         a = tf.linalg.cholesky_solve(chol, y[:, None])[:, 0]
         nll = gaussian_nll(
             tf.reduce_sum(y * a),
@@ -334,6 +362,18 @@ class Objective:
         mirror (cotangent ``2 W_ij``), and only the diagonal blocks are symmetrised, so
         no N x N matrix is formed twice.
         """
+        tape, blocks, sizes = self._taped_blocks(Xs, values)
+        return tape.gradient(
+            list(blocks.values()),
+            values,
+            output_gradients=_cotangents(blocks, sizes, inverse, alpha),
+            unconnected_gradients="zero",
+        )
+
+    def _taped_blocks(self, Xs, values) -> tuple:
+        """``(tape, blocks, sizes)``: ``K`` at ``values`` as one block or as the blocks of
+        its upper triangle (``pigp.covariance.whole_gradient`` decides), recorded on
+        ``tape``, and the sizes of the block rows."""
         sizes = [int(X.shape[0]) for X in Xs]
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(values)
@@ -343,23 +383,7 @@ class Objective:
                     sizes = [sum(sizes)]
                 else:
                     blocks = joint_blocks(self.kernel, Xs, self.sets, self.jitter, self.dtype)
-        starts = np.cumsum([0] + sizes)
-        cotangents = []
-        for i, j in blocks:
-            rows, columns = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
-            outer = alpha[rows, None] * alpha[None, columns]
-            if i == j:
-                upper = tf.linalg.band_part(inverse[rows, columns], 0, -1)
-                full = upper + tf.transpose(upper) - tf.linalg.diag(tf.linalg.diag_part(upper))
-                cotangents.append(0.5 * (full - outer))
-            else:
-                cotangents.append(inverse[rows, columns] - outer)
-        return tape.gradient(
-            list(blocks.values()),
-            values,
-            output_gradients=cotangents,
-            unconnected_gradients="zero",
-        )
+        return tape, blocks, sizes
 
     def _values_and_tape(self, unconstrained):
         """The values at ``unconstrained`` and the tape that recorded them from the
@@ -378,22 +402,64 @@ class Objective:
             unconnected_gradients="zero",
         )
 
-    def tf_loss_and_gradient(self, Xs, y, unconstrained):
+    def fuses(self, n: int) -> bool:
+        """Whether a training program on ``n`` values is one XLA program, the
+        Cholesky factorisation included (``tf_loss_and_gradient``'s ``fused``):
+        ``n <= FUSED_UP_TO`` on a machine without a GPU."""
+        return n <= FUSED_UP_TO and not has_gpu()
+
+    def tf_loss_and_gradient(self, Xs, y, unconstrained, fused: bool = False):
         """Loss and gradient in the trained variables at ``unconstrained`` (see
-        ``self.unconstrained``) with TensorFlow's Cholesky; usable inside a graph."""
+        ``self.unconstrained``) with TensorFlow's Cholesky; usable inside a graph.
+        ``fused``: for a caller compiled with XLA as a whole (``fuses``): ``K`` is
+        computed once under the tape its VJP is taken on, and factorised by
+        ``pigp.linalg.small_cholesky``, rather than the Gram matrix and its VJP
+        called as programs of their own around TensorFlow's Cholesky."""
         values, values_tape = self._values_and_tape(unconstrained)
-        K = self._gram(Xs, values)
-        order = self._condition_order(Xs)
-        if order is None:
-            chol, alpha, loss = self._tf_gaussian(K, y)
-            inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
+        if fused:
+            loss, dvalues = self._fused_loss_and_dvalues(Xs, y, values)
         else:
-            loss, inverse, alpha = self._tf_conditional(K, y, order, gradient=True)
-        dvalues = self._gram_vjp(Xs, values, inverse, alpha)
+            K = self._gram(Xs, values)
+            loss, inverse, alpha = self._tf_loss_inverse_alpha(K, y, Xs, tf.linalg.cholesky)
+            dvalues = self._gram_vjp(Xs, values, inverse, alpha)
         grads = self._chain(values_tape, values, dvalues, unconstrained)
         return self._with_penalty(
             tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads], unconstrained
         )
+
+    def _tf_loss_inverse_alpha(self, K, y, Xs, cholesky) -> tuple:
+        """``(loss, inverse, alpha)`` with the loss's cotangent ``0.5 (inverse -
+        alpha alpha')`` in ``K``."""
+        order = self._condition_order(Xs)
+        if order is not None:
+            return self._tf_conditional(K, y, order, True, cholesky)
+        chol, alpha, loss = self._tf_gaussian(K, y, cholesky)
+        inverse = tf.linalg.cholesky_solve(chol, tf.eye(tf.shape(K)[0], dtype=self.dtype))
+        return loss, inverse, alpha
+
+    def _fused_loss_and_dvalues(self, Xs, y, values) -> tuple:
+        """``(loss, dloss/dvalues)`` with ``K``'s blocks (as ``_vjp`` takes them)
+        computed once, under the tape of the VJP."""
+        tape, blocks, sizes = self._taped_blocks(Xs, values)
+        m = len(sizes)
+        K = tf.concat(
+            [
+                tf.concat(
+                    [blocks[i, j] if i <= j else tf.transpose(blocks[j, i]) for j in range(m)],
+                    axis=1,
+                )
+                for i in range(m)
+            ],
+            axis=0,
+        )
+        loss, inverse, alpha = self._tf_loss_inverse_alpha(K, y, Xs, small_cholesky)
+        dvalues = tape.gradient(
+            list(blocks.values()),
+            values,
+            output_gradients=_cotangents(blocks, sizes, inverse, alpha),
+            unconnected_gradients="zero",
+        )
+        return loss, dvalues
 
     def _values_and_chain(self):
         """Two compiled programs of this key for the LAPACK path: ``unconstrained ->

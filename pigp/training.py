@@ -13,6 +13,7 @@ Neither knows about models or posteriors.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -153,17 +154,31 @@ class History:
     probes: list = field(default_factory=list)
 
 
-def _adam_program(objective, optimizer: Adam):
+def _adam_program(objective, optimizer: Adam, fused: bool = False):
     """``n`` Adam steps on TensorFlow's back end in one compiled call, then the loss
     and gradient where they left the variables (``n = 0``: only those). A pure
     function of its arguments: the variables are ``unconstrained`` (the objective's),
-    updated in place."""
+    updated in place; where ``assign`` is true they are first set from the flat
+    vector ``x`` (float64).
 
-    def steps(Xs, y, n, state, unconstrained):
+    ``fused``: the whole program is one XLA program (``Objective.fuses``), its losses
+    always ``STEPS_PER_CALL`` long (XLA needs the size), the first ``n`` of them the
+    steps'; L-BFGS-B's evaluations are then calls of it with ``n = 0`` (one program
+    to compile, not two)."""
+    size = STEPS_PER_CALL if fused else None
+    if fused:
+        loss_and_gradient = functools.partial(objective.tf_loss_and_gradient, fused=True)
+    else:  # objectives that never fuse need not take the argument
+        loss_and_gradient = objective.tf_loss_and_gradient
+
+    def steps(Xs, y, n, state, unconstrained, x, assign):
         variables = objective.trained_of(unconstrained)
+        sizes = [int(np.prod(v.shape)) for v in variables]
+        for v, part in zip(variables, tf.split(x, sizes)):
+            v.assign(tf.where(assign, tf.reshape(tf.cast(part, v.dtype), v.shape), v))
 
         def body(i, losses, taken, state):
-            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained)
+            loss, grads = loss_and_gradient(Xs, y, unconstrained)
             step, state = optimizer.update(loss, grads, variables, state)
             return i + 1, losses.write(i, loss), taken.write(i, step), state
 
@@ -172,22 +187,31 @@ def _adam_program(objective, optimizer: Adam):
             body,
             (
                 tf.constant(0),
-                tf.TensorArray(tf.float64, size=n),
-                tf.TensorArray(tf.bool, size=n),
+                tf.TensorArray(tf.float64, size=size or n),
+                tf.TensorArray(tf.bool, size=size or n),
                 state,
             ),
+            maximum_iterations=size,
         )
         losses, taken = losses.stack(), taken.stack()
         with tf.control_dependencies([losses]):
-            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained)
+            loss, grads = loss_and_gradient(Xs, y, unconstrained)
         return losses, taken, state, loss, tuple(grads)
 
-    return tf.function(steps, autograph=False)
+    return tf.function(steps, autograph=False, jit_compile=fused)
 
 
-def _tf_program(objective, optimizer: Adam):
+def _fuses(objective, y) -> bool:
+    """Whether ``objective``'s training programs on the targets ``y`` are fused."""
+    fuses = getattr(objective, "fuses", None)
+    return bool(fuses and fuses(int(y.shape[0])))
+
+
+def _tf_program(objective, optimizer: Adam, fused: bool = False):
     """The compiled program of ``_adam_program``, shared by the objectives of one key."""
-    return objective.program(("adam loop", optimizer), lambda: _adam_program(objective, optimizer))
+    return objective.program(
+        ("adam loop", optimizer, fused), lambda: _adam_program(objective, optimizer, fused)
+    )
 
 
 def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
@@ -207,7 +231,8 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
             ("adam update", optimizer), lambda: tf.function(optimizer.update, autograph=False)
         )
     else:
-        program = _tf_program(objective, optimizer)
+        program = _tf_program(objective, optimizer, _fuses(objective, y))
+        x = tf.zeros([sum(int(np.prod(v.shape)) for v in objective.variables)], tf.float64)
     done, size = 0, 1
     while done < steps:
         n = min(size, STEPS_PER_CALL - done % STEPS_PER_CALL, steps - done)
@@ -222,9 +247,9 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
         else:
             start = time.perf_counter()
             losses, taken, state, final, _ = program(
-                Xs, y, tf.constant(n), state, objective.unconstrained
+                Xs, y, tf.constant(n), state, objective.unconstrained, x, tf.constant(False)
             )
-            losses, taken, final = losses.numpy(), taken.numpy(), float(final.numpy())
+            losses, taken, final = losses.numpy()[:n], taken.numpy()[:n], float(final.numpy())
             seconds = time.perf_counter() - start
             size = max(1, min(STEPS_PER_CALL, int(SECONDS_PER_CALL * n / max(seconds, 1e-9))))
         done += n
@@ -393,7 +418,22 @@ def minimize_lbfgs(
             v.assign(part.reshape(shape))
 
     x0 = np.concatenate([v.numpy().reshape(-1) for v in variables]).astype(np.float64)
-    if objective.backend(int(y.shape[0])) == "tensorflow":
+    if objective.backend(int(y.shape[0])) == "tensorflow" and _fuses(objective, y):
+        # The fused Adam program with no step: Adam's defaults, whose program a
+        # default fit has compiled (the learning rate is not part of its key).
+        adam = Adam()
+        state = adam.init(variables)
+        no_step, true = tf.constant(0), tf.constant(True)
+        program = _tf_program(objective, adam, fused=True).get_concrete_function(
+            Xs, y, no_step, state, objective.unconstrained, tf.constant(x0), true
+        )
+
+        def evaluate(x):
+            _, _, _, loss, grads = program(
+                Xs, y, no_step, state, objective.unconstrained, tf.constant(x), true
+            )
+            return float(loss.numpy()), np.concatenate([g.numpy().reshape(-1) for g in grads])
+    elif objective.backend(int(y.shape[0])) == "tensorflow":
         program = objective.program("lbfgs evaluation", lambda: _lbfgs_program(objective))
         # The traced function itself: calling it skips the argument matching of each
         # tf.function call (about a quarter of an evaluation of a few dozen values).

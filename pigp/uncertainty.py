@@ -113,6 +113,10 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
     diagonal = np.abs(np.diag(H))
     scale = diagonal[finite].max() if finite.any() else 0.0
     curved = finite & (diagonal > 1e-12 * scale) & (scale > 0)
+    # At a bound the data push beyond, the loss keeps falling as the variable goes to
+    # -inf: its Gaussian in the variable describes no optimum (and would put a
+    # vanishing std on the value).
+    curved &= ~_beyond_bounds(objective, Xs, y, parameters, np.diag(H))
     held = []
     while curved.any():
         values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
@@ -143,6 +147,44 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
     return variance
 
 
+def _beyond_bounds(objective, Xs, y, parameters, curvature: np.ndarray) -> np.ndarray:
+    """Flattened mask of the entries of positive parameters at their lower bound
+    (``Parameter.at_bound``) whose optimum lies beyond it: in the value ``c`` the loss
+    still rises there (``dL/dc > 0``) and a Newton step would cross the bound
+    (``dL/dc >= (c - lower) d2L/dc2``, or no positive curvature). ``curvature``: the
+    Hessian's diagonal in the variables."""
+    beyond = np.zeros(len(curvature), bool)
+    if not any(p.positive and p.at_bound() for _, p in parameters):
+        return beyond
+    _, grads = objective.loss_and_gradient(Xs, y)
+    gradient = np.concatenate([np.ravel(g.numpy()) for g in grads])
+    offset = 0
+    for _, p in parameters:
+        size = int(np.prod(p.shape))
+        if p.positive and p.at_bound():
+            v = tf.constant(p.unconstrained.numpy())
+            with tf.GradientTape() as second:
+                second.watch(v)
+                with tf.GradientTape() as first:
+                    first.watch(v)
+                    value = p.forward(v)
+                slope = first.gradient(value, v)
+            bend = second.gradient(slope, v).numpy().reshape(-1)
+            slope = slope.numpy().reshape(-1)
+            gap = (value.numpy() - p.lower).reshape(-1)
+            part = slice(offset, offset + size)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rise = gradient[part] / slope  # dL/dc
+                bending = (curvature[part] - rise * bend) / slope**2  # d2L/dc2
+                beyond[part] = (
+                    (p.unconstrained.numpy().reshape(-1) < -9.2)
+                    & (rise > 0)
+                    & ((bending <= 0) | (rise >= gap * bending))
+                )
+        offset += size
+    return beyond
+
+
 def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
     """Posterior standard deviations of the parameters by the Laplace approximation.
 
@@ -168,8 +210,10 @@ def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
 
     Entries where the Hessian is not finite are held fixed the same way (those with
     the most non-finite values first, until the rest is finite; a ``RuntimeWarning``
-    names them). Nothing raises: where no entry is left, every
-    std is ``inf`` and the warning says why.
+    names them), and so are entries of positive parameters at their lower bound
+    where the data ask for a value beyond it (the loss still rises with the value
+    there: no Gaussian in the variable describes that optimum). Nothing raises:
+    where no entry is left, every std is ``inf`` and the warning says why.
     """
     variance = _variances(objective, Xs, y, parameters, "parameter_uncertainty")
     out, offset = {}, 0

@@ -76,6 +76,14 @@ def test_a_coefficient_stuck_at_its_bound_is_named_with_the_way_out():
     messages = [str(w.message) for w in caught]
     assert std["operator.c"] == np.inf
     assert any("operator.c" in m and "sit at the lower bound" in m for m in messages), messages
+    # Wherever the fit stops on the way down (c = 2e-9 here, its variable -20, the
+    # Hessian finite), the optimum lies beyond the bound: no Gaussian, no finite std.
+    c.unconstrained.assign(-20.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert model.parameter_uncertainty()["operator.c"] == np.inf
+        assert model.parameter_intervals()["operator.c"] == (0.0, np.inf)
+    assert any("operator.c" in str(w.message) for w in caught)
 
 
 def test_a_prior_on_the_positive_reals_makes_a_parameter_positive():
