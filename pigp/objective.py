@@ -39,11 +39,13 @@ def gaussian_nll(y_dot_alpha, log_diag_chol, n):
 
 
 #: Training programs on at most this many values are one XLA program each, the
-#: Cholesky factorisation included (``Objective.fuses``): on 40 values a compiled Adam
-#: step took about 0.1 ms so against 0.25 ms for the Gram matrix and its VJP called
-#: as programs of their own around TensorFlow's Cholesky (each call of an XLA program
-#: from a graph has a fixed cost).
-FUSED_UP_TO = 64
+#: Cholesky factorisation included (``Objective.fuses``): each call of an XLA program
+#: from a graph has a fixed cost, which the Gram matrix's and its VJP's programs around
+#: TensorFlow's Cholesky pay at every step, while the fused program's column-by-column
+#: factorisation grows as n^3 (``python benchmarks/everyday.py --fusion 20 40 48 52 56
+#: 64 96 128``: an Adam step 4.0x faster fused at 20 values, 1.7x at 40, 1.3x at 52,
+#: 1.03x at 56, 0.90x at 64, 0.12x at 128; a first fit compiles up to 0.9 s longer).
+FUSED_UP_TO = 52
 
 
 @functools.cache

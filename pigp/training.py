@@ -13,7 +13,6 @@ Neither knows about models or posteriors.
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -161,24 +160,17 @@ def _adam_program(objective, optimizer: Adam, fused: bool = False):
     updated in place; where ``assign`` is true they are first set from the flat
     vector ``x`` (float64).
 
-    ``fused``: the whole program is one XLA program (``Objective.fuses``), its losses
-    always ``STEPS_PER_CALL`` long (XLA needs the size), the first ``n`` of them the
-    steps'; L-BFGS-B's evaluations are then calls of it with ``n = 0`` (one program
-    to compile, not two)."""
-    size = STEPS_PER_CALL if fused else None
+    ``fused``: one XLA program (``Objective.fuses``, ``_fused_adam_program``);
+    L-BFGS-B's evaluations are then calls of it with ``n = 0`` (one program to
+    compile, not two)."""
     if fused:
-        loss_and_gradient = functools.partial(objective.tf_loss_and_gradient, fused=True)
-    else:  # objectives that never fuse need not take the argument
-        loss_and_gradient = objective.tf_loss_and_gradient
+        return _fused_adam_program(objective, optimizer)
 
     def steps(Xs, y, n, state, unconstrained, x, assign):
-        variables = objective.trained_of(unconstrained)
-        sizes = [int(np.prod(v.shape)) for v in variables]
-        for v, part in zip(variables, tf.split(x, sizes)):
-            v.assign(tf.where(assign, tf.reshape(tf.cast(part, v.dtype), v.shape), v))
+        variables = _assigned(objective, unconstrained, x, assign)
 
         def body(i, losses, taken, state):
-            loss, grads = loss_and_gradient(Xs, y, unconstrained)
+            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained)
             step, state = optimizer.update(loss, grads, variables, state)
             return i + 1, losses.write(i, loss), taken.write(i, step), state
 
@@ -187,18 +179,67 @@ def _adam_program(objective, optimizer: Adam, fused: bool = False):
             body,
             (
                 tf.constant(0),
-                tf.TensorArray(tf.float64, size=size or n),
-                tf.TensorArray(tf.bool, size=size or n),
+                tf.TensorArray(tf.float64, size=n),
+                tf.TensorArray(tf.bool, size=n),
                 state,
             ),
-            maximum_iterations=size,
         )
         losses, taken = losses.stack(), taken.stack()
         with tf.control_dependencies([losses]):
-            loss, grads = loss_and_gradient(Xs, y, unconstrained)
+            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained)
         return losses, taken, state, loss, tuple(grads)
 
-    return tf.function(steps, autograph=False, jit_compile=fused)
+    return tf.function(steps, autograph=False)
+
+
+def _assigned(objective, unconstrained, x, assign) -> list:
+    """The trained variables of ``unconstrained``, set from the flat vector ``x`` where
+    ``assign`` is true."""
+    variables = objective.trained_of(unconstrained)
+    sizes = [int(np.prod(v.shape)) for v in variables]
+    for v, part in zip(variables, tf.split(x, sizes)):
+        v.assign(tf.where(assign, tf.reshape(tf.cast(part, v.dtype), v.shape), v))
+    return variables
+
+
+def _fused_adam_program(objective, optimizer: Adam):
+    """``_adam_program`` as one XLA program: the loss and gradient traced once, in a
+    loop of ``n + 1`` passes whose last takes no step (XLA's compilation time grows
+    with the program, and a second copy for the final loss doubled it). Its losses
+    are always ``STEPS_PER_CALL + 1`` long (XLA needs the size), the first ``n`` of
+    them the steps'."""
+
+    def steps(Xs, y, n, state, unconstrained, x, assign):
+        variables = _assigned(objective, unconstrained, x, assign)
+
+        def body(i, losses, taken, state, last):
+            loss, grads = objective.tf_loss_and_gradient(Xs, y, unconstrained, fused=True)
+            step, state = tf.cond(
+                i < n,
+                lambda: optimizer.update(loss, grads, variables, state),
+                lambda: (tf.constant(False), state),
+            )
+            return i + 1, losses.write(i, loss), taken.write(i, step), state, (loss, tuple(grads))
+
+        last = (
+            tf.constant(0.0, tf.float64),
+            tuple(tf.zeros_like(v, tf.float64) for v in variables),
+        )
+        _, losses, taken, state, (loss, grads) = tf.while_loop(
+            lambda i, *_: i <= n,
+            body,
+            (
+                tf.constant(0),
+                tf.TensorArray(tf.float64, size=STEPS_PER_CALL + 1),
+                tf.TensorArray(tf.bool, size=STEPS_PER_CALL + 1),
+                state,
+                last,
+            ),
+            maximum_iterations=STEPS_PER_CALL + 1,
+        )
+        return losses.stack(), taken.stack(), state, loss, grads
+
+    return tf.function(steps, autograph=False, jit_compile=True)
 
 
 def _fuses(objective, y) -> bool:
