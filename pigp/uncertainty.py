@@ -28,15 +28,23 @@ def hessian(objective, Xs, y) -> np.ndarray:
     (``difference_hessian``): 2 P steps for P entries, where the nested tapes'
     program through the blocks of high-order operators took a minute to compile.
     """
+    return hessian_and_gradient(objective, Xs, y)[0]
+
+
+def hessian_and_gradient(objective, Xs, y) -> tuple:
+    """``(hessian(...), the loss gradient)`` in the objective's variables, flattened;
+    on the nested tapes' path from the one program that computes both."""
     if objective.backend(int(y.shape[0])) == "lapack":
-        return difference_hessian(objective, Xs, y)
+        _, grads = objective.loss_and_gradient(Xs, y)
+        gradient = np.concatenate([np.ravel(g.numpy()) for g in grads])
+        return difference_hessian(objective, Xs, y), gradient
     # As one graph (not op by op): 2.6x faster for a spectral mixture's blocks.
     compute = objective.program(
         "hessian",
         lambda: tf.function(functools.partial(_hessian, objective), autograph=False),
     )
-    H = compute(Xs, y, objective.unconstrained).numpy()
-    return 0.5 * (H + H.T)
+    H, gradient = (t.numpy() for t in compute(Xs, y, objective.unconstrained))
+    return 0.5 * (H + H.T), gradient
 
 
 def difference_hessian(objective, Xs, y, step: float = 1e-3) -> np.ndarray:
@@ -81,15 +89,14 @@ def _hessian(objective, Xs, y, unconstrained):
         grads = inner.gradient(loss, variables, unconnected_gradients="zero")
         flat = tf.concat([tf.reshape(tf.cast(g, tf.float64), [-1]) for g in grads], 0)
     rows = outer.jacobian(flat, variables, unconnected_gradients="zero")
-    return tf.concat(
-        [tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1]) for h in rows], axis=1
-    )
+    H = tf.concat([tf.reshape(tf.cast(h, tf.float64), [flat.shape[0], -1]) for h in rows], axis=1)
+    return H, flat
 
 
 def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
     """``diag H^-1`` in the unconstrained variables, flattened; ``inf`` for the
     entries held fixed (``laplace`` says which and why; ``caller`` opens the warnings)."""
-    H = hessian(objective, Xs, y)
+    H, gradient = hessian_and_gradient(objective, Xs, y)
     entries = [
         f"{name}[{i}]" if p.shape != () else name
         for name, p in parameters
@@ -116,7 +123,7 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
     # At a bound the data push beyond, the loss keeps falling as the variable goes to
     # -inf: its Gaussian in the variable describes no optimum (and would put a
     # vanishing std on the value).
-    curved &= ~_beyond_bounds(objective, Xs, y, parameters, np.diag(H))
+    curved &= ~_beyond_bounds(parameters, gradient, np.diag(H))
     held = []
     while curved.any():
         values, vectors = np.linalg.eigh(H[np.ix_(curved, curved)])
@@ -147,17 +154,13 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
     return variance
 
 
-def _beyond_bounds(objective, Xs, y, parameters, curvature: np.ndarray) -> np.ndarray:
+def _beyond_bounds(parameters, gradient: np.ndarray, curvature: np.ndarray) -> np.ndarray:
     """Flattened mask of the entries of positive parameters at their lower bound
     (``Parameter.at_bound``) whose optimum lies beyond it: in the value ``c`` the loss
     still rises there (``dL/dc > 0``) and a Newton step would cross the bound
-    (``dL/dc >= (c - lower) d2L/dc2``, or no positive curvature). ``curvature``: the
-    Hessian's diagonal in the variables."""
+    (``dL/dc >= (c - lower) d2L/dc2``, or no positive curvature). ``gradient`` and
+    ``curvature``: the loss gradient and the Hessian's diagonal in the variables."""
     beyond = np.zeros(len(curvature), bool)
-    if not any(p.positive and p.at_bound() for _, p in parameters):
-        return beyond
-    _, grads = objective.loss_and_gradient(Xs, y)
-    gradient = np.concatenate([np.ravel(g.numpy()) for g in grads])
     offset = 0
     for _, p in parameters:
         size = int(np.prod(p.shape))
