@@ -278,7 +278,8 @@ def _tf_program(objective, optimizer: Adam, fused: bool = False):
 def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
     """Run ``steps`` Adam steps from ``state``, yielding ``(losses, taken, state,
     final)`` after each compiled call, ``final`` the loss at the variables the call
-    left (None on LAPACK's back end, which does not compute it).
+    left (None on LAPACK's back end, which does not compute it); ``state`` flat
+    (``_flat_state``) where the program is fused.
 
     On TensorFlow's back end one call runs as many steps as take about
     ``SECONDS_PER_CALL`` (measured as it goes, at most 250, never across a multiple
@@ -292,8 +293,15 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
             ("adam update", optimizer), lambda: tf.function(optimizer.update, autograph=False)
         )
     else:
-        fused = _fuses(objective, y)
-        program = _tf_program(objective, optimizer, fused)
+        program = _tf_program(objective, optimizer, _fuses(objective, y))
+        if _fuses(objective, y):
+            # Flat once here, not at every call: eager operations advance TensorFlow's
+            # naming counter, and the names of programs traced later key the
+            # compilation cache, so their number must not depend on the call sizes.
+            state = _flat_state(state)
+            # The Gram matrix's own program (the posterior's, the reported loss's) is
+            # traced now too, as the separate programs' loop traced it before its calls.
+            objective._gram.get_concrete_function(Xs, objective.values())
         x = tf.zeros([sum(_sizes(objective.variables))], tf.float64)
     done, size = 0, 1
     while done < steps:
@@ -312,13 +320,11 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
                 Xs,
                 y,
                 tf.constant(n),
-                _flat_state(state) if fused else state,
+                state,
                 objective.unconstrained,
                 x,
                 tf.constant(False),
             )
-            if fused:
-                state = _unflat_state(state, objective.variables)
             losses, taken, final = losses.numpy()[:n], taken.numpy()[:n], float(final.numpy())
             seconds = time.perf_counter() - start
             size = max(1, min(STEPS_PER_CALL, int(SECONDS_PER_CALL * n / max(seconds, 1e-9))))
@@ -445,6 +451,8 @@ def _keep_best(objective, Xs, y, state: AdamState, final: float | None = None) -
     if final is None:
         final = objective.loss(Xs, y.numpy())
     if not (np.isfinite(final) and final <= state.best_loss.numpy()):
+        if not isinstance(state.best, tuple):  # flat (``_flat_state``)
+            state = _unflat_state(state, objective.variables)
         for b, var in zip(state.best, objective.variables):
             var.assign(b)
 

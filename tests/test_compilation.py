@@ -52,6 +52,7 @@ import sys
 import numpy as np
 import pigp
 pigp.compilation_cache(sys.argv[1])
+pigp.training.SECONDS_PER_CALL = float(sys.argv[2])  # how the 30 steps split into calls
 X_u = np.stack([np.linspace(0, 1, 6), np.zeros(6)], 1)
 X_f = np.random.default_rng(0).uniform(size=(8, 2))
 u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])
@@ -66,9 +67,12 @@ def test_a_second_process_loads_the_programs_and_fits_the_same(tmp_path):
     cache = tmp_path / "xla"
     env = {k: v for k, v in os.environ.items() if k != "TF_XLA_FLAGS"}
     runs = []
-    for _ in range(2):
+    # The second process splits Adam's steps into other calls (one step each): what
+    # runs between the calls must not change the names, hence the cache keys, of the
+    # programs traced after them.
+    for seconds_per_call in ("0.2", "1e-9"):
         done = subprocess.run(
-            [sys.executable, "-c", FIT, str(cache)],
+            [sys.executable, "-c", FIT, str(cache), seconds_per_call],
             capture_output=True,
             text=True,
             timeout=300,
