@@ -571,10 +571,15 @@ def joint(kernel, Xs, sets, jitter: float, dtype) -> tf.Tensor:
     """
     if whole(Xs):
         return _joint_whole(kernel, Xs, sets, jitter, dtype)
-    upper = joint_blocks(kernel, Xs, sets, jitter, dtype)
+    return from_blocks(joint_blocks(kernel, Xs, sets, jitter, dtype))
+
+
+def from_blocks(upper: dict) -> tf.Tensor:
+    """The symmetric matrix whose blocks ``(i, j)``, ``i <= j``, are ``upper``'s (those
+    of ``joint_blocks``), the lower ones their transposes."""
+    m = 1 + max(j for _, j in upper)
     rows = [
-        [upper[i, j] if i <= j else tf.transpose(upper[j, i]) for j in range(len(Xs))]
-        for i in range(len(Xs))
+        [upper[i, j] if i <= j else tf.transpose(upper[j, i]) for j in range(m)] for i in range(m)
     ]
     return tf.concat([tf.concat(row, axis=1) for row in rows], axis=0)
 

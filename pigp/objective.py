@@ -24,7 +24,7 @@ import numpy as np
 import scipy.linalg
 
 from ._tensorflow import tf
-from .covariance import joint, joint_blocks, large, whole_gradient
+from .covariance import from_blocks, joint, joint_blocks, large, whole_gradient
 from .linalg import small_cholesky
 from .parameters import substituted
 from .structure import Structure, Variables, program
@@ -443,17 +443,7 @@ class Objective:
         """``(loss, dloss/dvalues)`` with ``K``'s blocks (as ``_vjp`` takes them)
         computed once, under the tape of the VJP."""
         tape, blocks, sizes = self._taped_blocks(Xs, values)
-        m = len(sizes)
-        K = tf.concat(
-            [
-                tf.concat(
-                    [blocks[i, j] if i <= j else tf.transpose(blocks[j, i]) for j in range(m)],
-                    axis=1,
-                )
-                for i in range(m)
-            ],
-            axis=0,
-        )
+        K = from_blocks(blocks)
         loss, inverse, alpha = self._tf_loss_inverse_alpha(K, y, Xs, small_cholesky)
         dvalues = tape.gradient(
             list(blocks.values()),

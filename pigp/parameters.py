@@ -194,7 +194,12 @@ class Parameter(tf.Module):
     def at_bound(self) -> bool:
         """Whether a positive parameter's value sits at its lower bound (within 1e-4,
         where the softplus's slope is below 1e-4, so its variable hardly moves it)."""
-        return bool(self.positive) and bool(np.any(self._variable.numpy() < -9.2))
+        return bool(np.any(self.entries_at_bound()))
+
+    def entries_at_bound(self) -> np.ndarray:
+        """``at_bound`` entry by entry: a flat boolean array (all False unless positive)."""
+        variable = self._variable.numpy().reshape(-1)
+        return (variable < -9.2) & bool(self.positive)
 
     @property
     def bijector(self):

@@ -293,8 +293,9 @@ def adam_steps(objective, Xs, y, steps: int, optimizer: Adam, state: AdamState):
             ("adam update", optimizer), lambda: tf.function(optimizer.update, autograph=False)
         )
     else:
-        program = _tf_program(objective, optimizer, _fuses(objective, y))
-        if _fuses(objective, y):
+        fused = _fuses(objective, y)
+        program = _tf_program(objective, optimizer, fused)
+        if fused:
             # Flat once here, not at every call: eager operations advance TensorFlow's
             # naming counter, and the names of programs traced later key the
             # compilation cache, so their number must not depend on the call sizes.

@@ -164,7 +164,7 @@ def _beyond_bounds(parameters, gradient: np.ndarray, curvature: np.ndarray) -> n
     offset = 0
     for _, p in parameters:
         size = int(np.prod(p.shape))
-        if p.positive and p.at_bound():
+        if p.at_bound():
             v = tf.constant(p.unconstrained.numpy())
             with tf.GradientTape() as second:
                 second.watch(v)
@@ -180,9 +180,7 @@ def _beyond_bounds(parameters, gradient: np.ndarray, curvature: np.ndarray) -> n
                 rise = gradient[part] / slope  # dL/dc
                 bending = (curvature[part] - rise * bend) / slope**2  # d2L/dc2
                 beyond[part] = (
-                    (p.unconstrained.numpy().reshape(-1) < -9.2)
-                    & (rise > 0)
-                    & ((bending <= 0) | (rise >= gap * bending))
+                    p.entries_at_bound() & (rise > 0) & ((bending <= 0) | (rise >= gap * bending))
                 )
         offset += size
     return beyond
