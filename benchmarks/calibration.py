@@ -31,6 +31,7 @@ wall times. Prints a table, writes JSON.
 
 ``--alpha-prior normal`` samples alpha under a normal prior centred on its fitted value
 (std ``max(alpha, 1)``, cut at 0) instead of ``sample``'s default log-normal.
+``--target-accept P`` passes ``target_accept=P`` to ``sample`` (default 0.8).
 
 ``--keep-nuts FILE`` refits every seed and recomputes the Laplace columns, keeping the
 NUTS rows of an earlier run (``FILE``) of the same family, noise and kernel: it stops
@@ -120,6 +121,7 @@ def case(
     kernel: str = "squared_exponential",
     nuts: bool | dict = True,
     alpha_prior: str = "default",
+    target_accept: float = 0.8,
 ) -> dict:
     """One seed's row. ``nuts``: sample with NUTS, or not, or a recorded NUTS row to keep.
     ``alpha_prior``: ``"default"`` (``sample``'s log-normal centred on the fit) or
@@ -169,7 +171,7 @@ def case(
             results["nuts"] = nuts
         elif nuts:
             start = time.perf_counter()
-            samples = model.sample(seed=seed)
+            samples = model.sample(seed=seed, target_accept=target_accept)
             sample_seconds = time.perf_counter() - start
             draws = samples["operator.diffusivity"].ravel()
             low, high = np.quantile(draws, [0.025, 0.975])
@@ -216,6 +218,7 @@ def main():
         default="default",
         help="NUTS's prior on alpha (see case)",
     )
+    parser.add_argument("--target-accept", type=float, default=0.8, help="NUTS's target acceptance")
     parser.add_argument("--out", default="results/calibration.json")
     args = parser.parse_args()
     rows = []
@@ -239,9 +242,17 @@ def main():
                 raise SystemExit(f"--keep-nuts: row {seed} of {args.keep_nuts} is another case")
             nuts = earlier.get("nuts", False)
         r = case(
-            seed, args.noise, args.noise_floor, args.family, args.kernel, nuts, args.alpha_prior
+            seed,
+            args.noise,
+            args.noise_floor,
+            args.family,
+            args.kernel,
+            nuts,
+            args.alpha_prior,
+            args.target_accept,
         )
         r["alpha_prior"] = args.alpha_prior
+        r["target_accept"] = args.target_accept
         if kept is not None:
             before, now = kept[seed]["laplace"]["estimate"], r["laplace"]["estimate"]
             r["nuts"]["fitted_estimate"] = before  # the fit NUTS sampled
@@ -267,6 +278,7 @@ def main():
         "family": args.family,
         "kernel": args.kernel,
         "noise": args.noise,
+        "target_accept": args.target_accept,
         "laplace_contains": sum(r["laplace"]["contains_truth"] for r in rows),
         "laplace_u_coverage_pooled": float(np.mean([r["laplace"]["coverage_95"] for r in rows])),
         "max_u_relative_l2": max(r["laplace"]["relative_l2"] for r in rows),

@@ -14,6 +14,13 @@ Problems (pigp.experiments.systems has the closed forms and designs):
 - ``independent``: a GP on each velocity component's sensors alone;
 - ``pinn``: DeepXDE's PINN (3 x 50 tanh, Adam then L-BFGS) on the same data, nu
   learned;
+- ``floor``: what the Stokes design leaves to the sensors. The equations hold for the
+  closed form plus any homogeneous Stokes flow (the curl of a biharmonic stream
+  function, with its pressure), and no boundary data fix those. The rows fit the
+  closed form plus the curls of the biharmonic polynomials of degree <= 3 (9 flows)
+  or <= 4 (13) to the noisy sensors by least squares: the least error of any
+  estimator that is unbiased in those flows' sizes (Gauss-Markov), a floor for
+  every method that is not told them, physics-informed or not;
 - ``curl``: a divergence-free field from 30 noisy sensors, stream-function model
   against independent GPs on u and v: errors, the divergence of the posterior mean,
   95% band coverage;
@@ -97,6 +104,74 @@ def _independent_rows(problem: str, seed: int, design: dict, truth: dict) -> tup
 def independent_row(seed: int) -> dict:
     design = systems.stokes_design(seed=seed)
     return _independent_rows("independent", seed, design, systems.stokes_solution(GRID))[0]
+
+
+def biharmonic_flows(degree: int) -> list:
+    """The stream functions of the homogeneous Stokes flows that are polynomials of
+    degree 1 to ``degree``: a basis of the biharmonic polynomials ``psi`` (``laplacian^2
+    psi = 0``) less the constants, as coefficient arrays ``c[i, j]`` of ``x^i y^j``."""
+    from scipy.linalg import null_space
+
+    flows = []
+    for n in range(1, degree + 1):
+        # psi = sum_i a_i x^i y^(n-i); laplacian^2 = d_x^4 + 2 d_x^2 d_y^2 + d_y^4 maps
+        # it to the monomials x^k y^(n-4-k).
+        rows = max(n - 3, 0)
+        M = np.zeros((rows, n + 1))
+        for i in range(n + 1):
+            j = n - i
+            for dx, weight in ((4, 1), (2, 2), (0, 1)):
+                dy = 4 - dx
+                if i >= dx and j >= dy:
+                    falling = np.prod(np.arange(i - dx + 1, i + 1)) * np.prod(
+                        np.arange(j - dy + 1, j + 1)
+                    )
+                    M[i - dx, i] += weight * falling
+        basis = null_space(M) if rows else np.eye(n + 1)
+        for column in basis.T:
+            c = np.zeros((degree + 1, degree + 1))
+            for i in range(n + 1):
+                c[i, n - i] = column[i]
+            flows.append(c)
+    return flows
+
+
+def _flow_velocity(c: np.ndarray, X: np.ndarray) -> tuple:
+    """``(u, v) = (psi_y, -psi_x)`` at X for the stream function with coefficients c."""
+    u, v = np.zeros(len(X)), np.zeros(len(X))
+    for i, j in zip(*np.nonzero(c)):
+        if j:
+            u += c[i, j] * j * X[:, 0] ** i * X[:, 1] ** (j - 1)
+        if i:
+            v -= c[i, j] * i * X[:, 0] ** (i - 1) * X[:, 1] ** j
+    return u, v
+
+
+def floor_rows(seed: int) -> list:
+    """Least squares over the low-degree homogeneous Stokes flows (module docstring)."""
+    design = systems.stokes_design(seed=seed)
+    at_sensors, truth = systems.stokes_solution(design["X_s"]), systems.stokes_solution(GRID)
+    rows = []
+    for degree in (3, 4):
+        flows = biharmonic_flows(degree)
+        A = np.r_[
+            np.stack([_flow_velocity(c, design["X_s"])[0] for c in flows], 1),
+            np.stack([_flow_velocity(c, design["X_s"])[1] for c in flows], 1),
+        ]
+        residual = np.r_[design["y_u"] - at_sensors["u"], design["y_v"] - at_sensors["v"]]
+        sizes = np.linalg.lstsq(A, residual, rcond=None)[0]
+        u = sum(s * _flow_velocity(c, GRID)[0] for s, c in zip(sizes, flows))
+        v = sum(s * _flow_velocity(c, GRID)[1] for s, c in zip(sizes, flows))
+        rows.append(
+            {
+                "problem": f"floor, {len(flows)} flows",
+                "seed": seed,
+                "flows": len(flows),
+                "u": float(np.linalg.norm(u) / np.linalg.norm(truth["u"])),
+                "v": float(np.linalg.norm(v) / np.linalg.norm(truth["v"])),
+            }
+        )
+    return rows
 
 
 def pinn_row(seed: int, adam: int, lbfgs: int) -> dict:
@@ -293,7 +368,7 @@ def main():
         "--problems",
         nargs="*",
         default=["stokes", "independent", "curl", "reaction-diffusion"],
-        help="among stokes, stokes-velocity, independent, pinn, curl, reaction-diffusion",
+        help="among stokes, stokes-velocity, independent, floor, pinn, curl, reaction-diffusion",
     )
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--adam", type=int, default=10000, help="the PINN's Adam steps")
@@ -311,6 +386,8 @@ def main():
                 new = [independent_row(seed)]
             elif problem == "pinn":
                 new = [pinn_row(seed, args.adam, args.lbfgs)]
+            elif problem == "floor":
+                new = floor_rows(seed)
             elif problem == "curl":
                 new = curl_rows(seed)
             elif problem == "reaction-diffusion":
