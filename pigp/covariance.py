@@ -399,8 +399,14 @@ def _complex_wave(a, w, r, order: int) -> tuple:
     h = tf.complex(real, envelope * tf.sin(angle))
     v = tf.complex(a * r, -w / a * tf.ones_like(r))
     polynomials = hermite(v, order)
-    scale = tf.cast(-a, h.dtype)
+    scale = _as_complex(-a)
     return real, [h] + [scale**k * polynomials[k] * h for k in range(1, order + 1)]
+
+
+def _as_complex(x) -> tf.Tensor:
+    """``x + 0 i``; its gradient is the real part (``tf.cast``'s would warn that it
+    discards the imaginary one)."""
+    return tf.complex(x, tf.zeros_like(x))
 
 
 def _wave_with_gradient(order: int):
@@ -417,8 +423,7 @@ def _wave_with_gradient(order: int):
         values = [real] + [tf.math.real(C[k]) for k in range(1, order + 1)]
 
         def gradient(*upstream):
-            dtype = C[0].dtype
-            rc = tf.cast(r, dtype)
+            rc = _as_complex(r)
             d_r, d_w, d_a = None, None, None
             for k, dy in enumerate(upstream):
                 if dy is None:

@@ -359,3 +359,24 @@ def test_spectral_mixture_wave_gradient_matches_the_reverse_pass(rng, monkeypatc
         results.append([g.numpy() for g in gradients + second])
     for closed, taped in zip(*results):
         np.testing.assert_allclose(closed, taped, rtol=1e-9, atol=1e-12 * np.abs(taped).max())
+
+
+def test_spectral_mixture_fit_laplace_and_sampling_log_no_tensorflow_warning(rng, caplog):
+    """The wave's complex arithmetic is differentiated without ``tf.cast`` from real to
+    complex, whose gradient makes TensorFlow log that it discards an imaginary part."""
+    X_u, X_f = rng.uniform(size=(10, 2)), rng.uniform(size=(10, 2))
+    y_u = np.sin(3 * X_u[:, 0]) * np.exp(-X_u[:, 1])
+    model = pigp.PIGP(
+        pigp.kernels.SpectralMixture(1),
+        pigp.operators.heat(diffusivity=pigp.Parameter(0.5, positive=True)),
+        noise_u=1e-4,
+        noise_f=1e-4,
+    )
+    caplog.clear()
+    model.fit(X_u, y_u, X_f, np.zeros(10), steps=20)
+    std = model.parameter_uncertainty()["operator.diffusivity"]
+    with pytest.warns(RuntimeWarning):  # 8 draws: R-hat far from 1
+        model.sample(num_results=8, num_burnin=4, num_chains=2, seed=0)
+    assert not np.isnan(std)
+    logged = [r.getMessage()[:120] for r in caplog.records if r.name == "tensorflow"]
+    assert not logged
