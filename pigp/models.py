@@ -1032,7 +1032,9 @@ class PIGP(Model):
             seed: the seed of the starting points and of the sampler.
             max_tree_depth: NUTS's largest tree: at most ``2**max_tree_depth - 1``
                 leapfrog steps per draw.
-            target_accept: the acceptance probability dual averaging aims at.
+            target_accept: the acceptance probability dual averaging aims at;
+                higher takes smaller steps. ``sample`` warns when transitions
+                diverge (the draws may then be biased) and suggests 0.95.
             noise_floor: a floor under the noise variances (standardised units) of
                 the data sets whose noise ``fit`` decided (not given): a set found
                 exact, or whose learned variance is below the floor, has its noise

@@ -344,7 +344,7 @@ def nuts(
         name: np.moveaxis(_representable(theta.numpy(), parameter), 0, 1)  # (chains, results)
         for (name, parameter), theta in zip(lead.parameters, thetas)
     }
-    _check_draws(values, int(np.sum(divergent)), divergent.size)
+    _check_draws(values, int(np.sum(divergent)), divergent.size, target_accept)
     samples = Samples(
         values,
         seconds,
@@ -366,8 +366,11 @@ def nuts(
     return samples
 
 
-def _check_draws(values: dict, divergences: int, transitions: int) -> None:
-    """Refuse draws that are not finite; warn where most transitions diverged."""
+def _check_draws(
+    values: dict, divergences: int, transitions: int, target_accept: float = 0.8
+) -> None:
+    """Refuse draws that are not finite; warn of divergent transitions (as Stan and
+    PyMC do after warm-up), with the way out."""
     bad = [name for name, v in values.items() if not np.all(np.isfinite(v))]
     if bad:
         raise RuntimeError(
@@ -381,6 +384,20 @@ def _check_draws(values: dict, divergences: int, transitions: int) -> None:
             f"sample: {divergences} of {transitions} transitions diverged: the draws do not "
             "represent the posterior; look for a parameter the data do not determine "
             "(e.g. a noise variance near 0) and give it a prior or a lower bound",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+    elif divergences:
+        way_out = (
+            f"sample again with a higher target_accept (now {target_accept:g}; e.g. 0.95), "
+            "which takes smaller steps"
+            if target_accept < 0.95
+            else "give the parameters the data barely determine a prior or fix them"
+        )
+        warnings.warn(
+            f"sample: {divergences} of {transitions} transitions diverged: the sampler "
+            "skipped where the posterior curves sharply, and the draws may be biased "
+            f"there; {way_out}",
             RuntimeWarning,
             stacklevel=5,
         )

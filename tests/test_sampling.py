@@ -2,6 +2,7 @@
 mixture predictive against direct averaging, priors through save and load."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -294,11 +295,18 @@ def test_draws_that_are_not_finite_or_mostly_divergent_do_not_pass_silently():
     from pigp.sampling import _check_draws
 
     good = {"a": np.ones((2, 5))}
-    _check_draws(good, 0, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _check_draws(good, 0, 10)
     with pytest.raises(RuntimeError, match=r"draws of \['b'\] are not finite"):
         _check_draws({**good, "b": np.array([[1.0, np.inf]])}, 10, 10)
     with pytest.warns(RuntimeWarning, match="3 of 10 transitions diverged"):
         _check_draws(good, 3, 10)
+    # A few divergences: the draws may be biased; the way out is a smaller step.
+    with pytest.warns(RuntimeWarning, match=r"5 of 4000 .* higher target_accept \(now 0.8;"):
+        _check_draws(good, 5, 4000)
+    with pytest.warns(RuntimeWarning, match="5 of 4000 .* a prior or fix them"):
+        _check_draws(good, 5, 4000, target_accept=0.95)
 
 
 @pytest.mark.parametrize("lower", [0.0, 1e-4])

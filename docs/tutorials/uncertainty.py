@@ -127,7 +127,10 @@ for name, options in (("ML-II", {}), ("NUTS", {"samples": samples})):
 # likelihood and its gradient several times (the leapfrog steps), so it grows
 # as $N^3$ with the number of data values, and the four chains above take
 # the time printed. Check `samples.rhat` and `samples.ess` before trusting an
-# interval; `sample` warns when R-hat is above 1.01.
+# interval; `sample` warns when R-hat is above 1.01, and when transitions
+# diverged (the leapfrog steps were too long for a sharply curved part of the
+# posterior, which the draws then under-visit): sample again with
+# `target_accept=0.95`.
 #
 # **Evidence is not accuracy.** The log marginal likelihood
 # (`model.log_marginal_likelihood()`) measures how probable the data are
