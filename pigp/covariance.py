@@ -14,6 +14,7 @@ single-field blocks of the terms on that field: ``sum_f L_f k_f M_f'``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import defaultdict
@@ -199,8 +200,12 @@ def _bell(derivatives: list, top: int) -> list:
 def warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
     """Partial derivatives of ``Warped`` kernel ``base(w(x1), w(x2))`` at multi-indices
     into ``(x1, x2)``: the base kernel's derivatives in the warped points, at every
-    index of ``sum_j prod_c B[a_c][j_c](x1_c) B[b_c][l_c](x2_c) d^(j, l) base``."""
+    index of ``sum_j prod_c B[a_c][j_c](x1_c) B[b_c][l_c](x2_c) d^(j, l) base``
+    (warps of their own columns; ``_read_warped_partials`` for warps that read
+    others)."""
     indices = list(set(indices))
+    if not kernel.own_columns:
+        return _read_warped_partials(kernel, x1, x2, indices)
     d = x1.shape[-1]
     warped = [kernel.warps[c % d] is not None for c in range(2 * d)]
     tops = [max(index[c] for index in indices) if warped[c] else 0 for c in range(2 * d)]
@@ -238,6 +243,117 @@ def warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
                     factor = b if factor is None else factor * b
             term = sign * values[key] if factor is None else sign * factor * values[key]
             total = term if total is None else total + term
+        out[index] = total
+    return out
+
+
+def _chain_rule(alpha: tuple, inputs: list, warped: list) -> dict:
+    """``D^alpha g(W(x)) = sum_gamma C_gamma(x) (d^gamma g)(W(x))`` for a map ``W`` whose
+    coordinate ``c`` reads the columns ``inputs[c]`` (``W_c = x_c`` where not
+    ``warped[c]``): ``{gamma: {monomial: coefficient}}``, a monomial a sorted tuple of
+    factors ``(c, beta)`` standing for ``d^beta W_c``. Built one derivative at a time:
+    ``D_i (C d^gamma g) = (D_i C) d^gamma g + C sum_c (D_i W_c) d^(gamma + e_c) g``."""
+    return _chain_rule_cached(tuple(alpha), tuple(map(tuple, inputs)), tuple(warped))
+
+
+@functools.lru_cache(maxsize=None)
+def _chain_rule_cached(alpha: tuple, inputs: tuple, warped: tuple) -> dict:
+    d = len(alpha)
+    if not any(alpha):
+        return {(0,) * d: {(): 1}}
+    i = next(c for c in range(d) if alpha[c])
+    lower = _chain_rule_cached(
+        tuple(a - (c == i) for c, a in enumerate(alpha)), inputs, warped
+    )
+    out = {}
+
+    def add(gamma, monomial, coefficient):
+        terms = out.setdefault(gamma, {})
+        terms[monomial] = terms.get(monomial, 0) + coefficient
+
+    def raised(index, c):
+        return tuple(v + (k == c) for k, v in enumerate(index))
+
+    for gamma, polynomial in lower.items():
+        for monomial, coefficient in polynomial.items():
+            # (D_i C): the product rule over the monomial's factors.
+            for position, (c, beta) in enumerate(monomial):
+                if i in inputs[c]:
+                    factors = list(monomial)
+                    factors[position] = (c, raised(beta, i))
+                    add(gamma, tuple(sorted(factors)), coefficient)
+            # C (D_i W_c) d^(gamma + e_c) g.
+            for c in range(d):
+                if not warped[c]:
+                    if c == i:
+                        add(raised(gamma, c), monomial, coefficient)
+                elif i in inputs[c]:
+                    factors = tuple(sorted(monomial + ((c, raised((0,) * d, i)),)))
+                    add(raised(gamma, c), factors, coefficient)
+    return out
+
+
+def _read_warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
+    """``warped_partials`` for warps that read other columns than their own (a front
+    whose width depends on time): the chain rule through ``W`` (``_chain_rule``) on each
+    side, with ``W``'s derivatives by nested tapes on the points, not on pairs."""
+    d = x1.shape[-1]
+    warped = [w is not None for w in kernel.warps]
+    inputs = [kernel.inputs[c] if warped[c] else (c,) for c in range(d)]
+    sides = []
+    for x, part in ((x1, slice(0, d)), (x2, slice(d, 2 * d))):
+        expansions = {index[part]: _chain_rule(index[part], inputs, warped) for index in indices}
+        needed = {c: set() for c in range(d) if warped[c]}
+        for expansion in expansions.values():
+            for polynomial in expansion.values():
+                for monomial in polynomial:
+                    for c, beta in monomial:
+                        needed[c].add(beta)
+        columns = [x[..., j] for j in range(d)]
+        values, derivatives = [], {}
+        for c in range(d):
+            if not warped[c]:
+                values.append(columns[c])
+                continue
+            reads = inputs[c]
+            betas = [tuple(beta[j] for j in reads) for beta in needed[c]]
+            got = partials(
+                lambda cols, c=c: kernel.warp_column(c, *cols),
+                [columns[j] for j in reads],
+                [(0,) * len(reads)] + betas,
+            )
+            values.append(got[(0,) * len(reads)])
+            for beta in needed[c]:
+                derivatives[(c, beta)] = got[tuple(beta[j] for j in reads)]
+        sides.append((expansions, tf.stack(values, axis=-1), derivatives))
+    (left, w1, first), (right, w2, second) = sides
+    base = kernel.kernel
+    needed = set()
+    for index in indices:
+        for g1 in left[index[:d]]:
+            for g2 in right[index[d:]]:
+                needed.add(_base_index(base, g1 + g2, d)[0])
+    values = _partials(base, w1, w2, needed)
+
+    def evaluate(polynomial, derivatives):
+        total = None
+        for monomial, coefficient in polynomial.items():
+            term = None
+            for factor in monomial:
+                term = derivatives[factor] if term is None else term * derivatives[factor]
+            term = float(coefficient) if term is None else coefficient * term
+            total = term if total is None else total + term
+        return total
+
+    out = {}
+    for index in indices:
+        total = None
+        for g1, p1 in left[index[:d]].items():
+            c1 = evaluate(p1, first)
+            for g2, p2 in right[index[d:]].items():
+                key, sign = _base_index(base, g1 + g2, d)
+                term = sign * (c1 * evaluate(p2, second)) * values[key]
+                total = term if total is None else total + term
         out[index] = total
     return out
 

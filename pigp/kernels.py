@@ -33,6 +33,7 @@ __all__ = [
     "Product",
     "Custom",
     "Warped",
+    "steepening_front",
     "tanh_front",
     "Fields",
     "field_names",
@@ -648,13 +649,21 @@ class Warped(Kernel):
             parameters' current values) returning a tensor of the same shape,
             smooth and increasing.
         parameters: ``{name: Parameter or initial positive value}`` for the warps.
+        inputs: for each column, the input columns its warp takes, in order
+            (``warp(x_a, x_b, ..., **values)``), its own among them; default its
+            own alone. A front that steepens in time warps x by a map of x and t:
+            ``inputs=[(0, 1), None]``. The operator blocks then follow the chain
+            rule through every column the warps read.
 
-    ``pigp.kernels.tanh_front`` is a warp for a front at a known position.
+    ``pigp.kernels.tanh_front`` is a warp for a front at a known position;
+    ``pigp.kernels.steepening_front`` one for a front that narrows in time.
     """
 
     stationary = False
 
-    def __init__(self, kernel: Kernel, warps, parameters: dict | None = None, name=None):
+    def __init__(
+        self, kernel: Kernel, warps, parameters: dict | None = None, inputs=None, name=None
+    ):
         super().__init__(name=name)
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
@@ -666,8 +675,31 @@ class Warped(Kernel):
                 "warps: expected a list with one entry per input column, each None "
                 "or a function warp(x, **values)"
             )
+        d = len(warps)
+        if inputs is None:
+            inputs = [None] * d
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != d:
+            raise ValueError(
+                f"inputs: expected a list with one entry per column ({d}), got {inputs!r}"
+            )
+        reads = []
+        for c, entry in enumerate(inputs):
+            entry = (c,) if entry is None or warps[c] is None else entry
+            if (
+                not isinstance(entry, (list, tuple))
+                or not all(isinstance(j, int) and 0 <= j < d for j in entry)
+                or len(set(entry)) != len(entry)
+                or c not in entry
+            ):
+                raise ValueError(
+                    f"inputs: column {c}'s entry must be distinct column indices in "
+                    f"[0, {d}) including {c} (its own), got {inputs[c]!r}"
+                )
+            reads.append(tuple(entry))
         self.kernel = kernel
         self.warps = warps
+        #: Per column, the columns its warp reads (its own alone where not given).
+        self.inputs = reads
         self._parameters = {k: Parameter.of(v, k) for k, v in (parameters or {}).items()}
         self.max_order = kernel.max_order
 
@@ -685,19 +717,31 @@ class Warped(Kernel):
         return out
 
     def get_config(self) -> dict:
-        return {"kernel": self.kernel, "warps": self.warps, "parameters": dict(self._parameters)}
+        config = {"kernel": self.kernel, "warps": self.warps, "parameters": dict(self._parameters)}
+        if not self.own_columns:
+            config["inputs"] = [list(entry) for entry in self.inputs]
+        return config
 
-    def warp_column(self, c: int, x: tf.Tensor) -> tf.Tensor:
-        """Column ``c``'s warp at the values ``x``."""
+    @property
+    def own_columns(self) -> bool:
+        """Whether every warp reads its own column alone."""
+        return all(entry == (c,) for c, entry in enumerate(self.inputs))
+
+    def warp_column(self, c: int, *columns: tf.Tensor) -> tf.Tensor:
+        """Column ``c``'s warp at the values ``columns`` of the columns it reads
+        (``inputs[c]``, in order)."""
         if self.warps[c] is None:
-            return x
-        values = {k: p.value(x.dtype) for k, p in self._parameters.items()}
-        return self.warps[c](x, **values)
+            return columns[0]
+        values = {k: p.value(columns[0].dtype) for k, p in self._parameters.items()}
+        return self.warps[c](*columns, **values)
 
     def warp(self, X: tf.Tensor) -> tf.Tensor:
         """The warped points of ``X`` (..., d)."""
         d = X.shape[-1]
-        return tf.stack([self.warp_column(c, X[..., c]) for c in range(d)], axis=-1)
+        return tf.stack(
+            [self.warp_column(c, *[X[..., j] for j in self.inputs[c]]) for c in range(d)],
+            axis=-1,
+        )
 
     def pair(self, x1, x2):
         return self.kernel.pair(self.warp(x1), self.warp(x2))
@@ -709,6 +753,14 @@ def tanh_front(x, strength, width, center=0.0):
     ``Warped``; ``strength`` and ``width`` are its parameters, ``center`` fixed
     unless it is a parameter too)."""
     return x + strength * tf.tanh((x - center) / width)
+
+
+def steepening_front(x, t, strength, width, rate, center=0.0):
+    """``x + strength * tanh((x - center) / (width * exp(-rate * t)))``: ``tanh_front``
+    with a width that shrinks by ``exp(-rate t)``, for a front that steepens as time
+    goes on (Burgers' shock forming); a warp of column x that reads x and t
+    (``Warped(..., inputs=[(0, 1), None])`` for inputs ``(x, t)``)."""
+    return x + strength * tf.tanh((x - center) / (width * tf.exp(-rate * t)))
 
 
 class Fields(Kernel):

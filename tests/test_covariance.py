@@ -280,15 +280,16 @@ def test_whole_matrix_and_blocks_agree_with_coefficients_that_vary(rng):
     assert np.all(np.linalg.eigvalsh(whole) > 0)
 
 
-@pytest.mark.parametrize("base", ["rq", "se"])
-def test_warped_kernel_blocks_match_sympy(rng, base):
-    """``base(w(x1), w(x2))`` with ``w = x + 0.5 tanh(x / 0.1)`` on the first column:
-    the Faa di Bruno expansion of the base's derivatives against sympy's derivatives
-    of the composed kernel, up to fourth order in the warped column (u_xx against
-    u_xx) and mixed with the unwarped one, at coincident points too."""
+@pytest.mark.parametrize("base, warp", [("rq", "own"), ("se", "own"), ("rq", "steepening")])
+def test_warped_kernel_blocks_match_sympy(rng, base, warp):
+    """``base(w(x1), w(x2))`` with ``w = x + 0.5 tanh(x / 0.1)`` on the first column
+    (``"steepening"``: the width ``0.1 exp(-0.7 t)``, a warp of x that reads t): the
+    chain rule through the warp against sympy's derivatives of the composed kernel,
+    up to fourth order in the warped column (u_xx against u_xx) and mixed with the
+    other, at coincident points too."""
     import sympy as sp
 
-    strength, width = 0.5, 0.1
+    strength, width, rate = 0.5, 0.1, 0.7
     if base == "rq":
         inner = pigp.kernels.RationalQuadratic(1.3, [0.3, 0.4], 0.8)
 
@@ -301,13 +302,24 @@ def test_warped_kernel_blocks_match_sympy(rng, base):
         def profile(s):
             return 1.3 * sp.exp(-s / 2)
 
-    kernel = pigp.kernels.Warped(
-        inner, [pigp.kernels.tanh_front, None], {"strength": strength, "width": width}
-    )
+    if warp == "own":
+        kernel = pigp.kernels.Warped(
+            inner, [pigp.kernels.tanh_front, None], {"strength": strength, "width": width}
+        )
+    else:
+        kernel = pigp.kernels.Warped(
+            inner,
+            [pigp.kernels.steepening_front, None],
+            {"strength": strength, "width": width, "rate": rate},
+            inputs=[(0, 1), None],
+        )
 
     def expr(z1, z2):
-        w = lambda x: x + strength * sp.tanh(x / width)
-        s = ((w(z1[0]) - w(z2[0])) / 0.3) ** 2 + ((z1[1] - z2[1]) / 0.4) ** 2
+        if warp == "own":
+            w = lambda x, t: x + strength * sp.tanh(x / width)
+        else:
+            w = lambda x, t: x + strength * sp.tanh(x / (width * sp.exp(-rate * t)))
+        s = ((w(*z1) - w(*z2)) / 0.3) ** 2 + ((z1[1] - z2[1]) / 0.4) ** 2
         return profile(s)
 
     burgers_like = [(1.0, {1: 1}), (0.7, {0: 1}), (-0.02, {0: 2})]

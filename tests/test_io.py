@@ -109,6 +109,19 @@ def test_warped_kernel_round_trips(heat_data, tmp_path):
     np.testing.assert_array_equal(model.predict(X, "f")[0], loaded.predict(X, "f")[0])
     assert loaded.kernel.warps[0] is pigp.kernels.tanh_front and loaded.kernel.warps[1] is None
     assert loaded.parameter_values()["kernel.width"] == model.parameter_values()["kernel.width"]
+    # A warp that reads another column keeps its inputs.
+    kernel = pigp.kernels.Warped(
+        pigp.kernels.RationalQuadratic(),
+        [pigp.kernels.steepening_front, None],
+        {"strength": 0.3, "width": 0.2, "rate": 0.5},
+        inputs=[(0, 1), None],
+    )
+    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
+    model.fit(*heat_data, steps=10, optimizer="adam")
+    model.save(tmp_path / "steepening.npz")
+    loaded = pigp.load(tmp_path / "steepening.npz")
+    np.testing.assert_array_equal(model.predict(X, "f")[0], loaded.predict(X, "f")[0])
+    assert loaded.kernel.inputs == [(0, 1), (1,)]
 
 
 def test_bad_files_get_clear_errors(tmp_path, heat_data):

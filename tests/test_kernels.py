@@ -327,6 +327,10 @@ def test_warped_kernel_refuses_bad_warps():
         pigp.kernels.Warped(pigp.kernels.SquaredExponential(), [1.0, None])
     with pytest.raises(ValueError, match="kernel: expected"):
         pigp.kernels.Warped("se", [None])
+    front = pigp.kernels.steepening_front
+    for inputs in ([(1,), None], [(0, 2), None], [(0, 0, 1), None], [(0, 1)], "x"):
+        with pytest.raises(ValueError, match="inputs: "):
+            pigp.kernels.Warped(pigp.kernels.SquaredExponential(), [front, None], inputs=inputs)
     kernel = pigp.kernels.Warped(pigp.kernels.SquaredExponential(), [None])
     model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
     X = np.random.default_rng(0).uniform(size=(5, 2))

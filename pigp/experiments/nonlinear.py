@@ -127,12 +127,21 @@ def burgers_equation(nu):
     return nonlinear(_burgers, features, {"nu": nu}).with_dims("x", "t")
 
 
-def burgers_kernel():
+def burgers_kernel(steepening: bool = False):
     """The rational quadratic on x warped around the front at x = 0 (``tanh_front``,
     strength 0.5 and width 0.05 to start), lengthscales (0.2, 0.3) to start (x's
-    in the warped coordinate)."""
+    in the warped coordinate). ``steepening``: the warp's width shrinks in time
+    (``steepening_front``, width ``0.05 exp(-rate t)``, rate 0.5 to start), as the
+    front does."""
     import pigp
 
+    if steepening:
+        return pigp.kernels.Warped(
+            pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
+            [pigp.kernels.steepening_front, None],
+            {"strength": 0.5, "width": 0.05, "rate": 0.5},
+            inputs=[(0, 1), None],
+        )
     return pigp.kernels.Warped(
         pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
         [pigp.kernels.tanh_front, None],
