@@ -256,15 +256,13 @@ def _chain_rule(alpha: tuple, inputs: list, warped: list) -> dict:
     return _chain_rule_cached(tuple(alpha), tuple(map(tuple, inputs)), tuple(warped))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _chain_rule_cached(alpha: tuple, inputs: tuple, warped: tuple) -> dict:
     d = len(alpha)
     if not any(alpha):
         return {(0,) * d: {(): 1}}
     i = next(c for c in range(d) if alpha[c])
-    lower = _chain_rule_cached(
-        tuple(a - (c == i) for c, a in enumerate(alpha)), inputs, warped
-    )
+    lower = _chain_rule_cached(tuple(a - (c == i) for c, a in enumerate(alpha)), inputs, warped)
     out = {}
 
     def add(gamma, monomial, coefficient):
