@@ -209,15 +209,16 @@ print(sorted(front.parameters))
 narrowing = pigp.kernels.Warped(
     pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
     [pigp.kernels.steepening_front, None],
-    {"strength": 0.5, "width": 0.05, "rate": 0.5},
+    {"strength": 0.5, "width": 0.15, "rate": 0.5},
     inputs=[(0, 1), None],  # x's warp reads (x, t)
 )
 print(narrowing.inputs)
 
 # %% [markdown]
 # In one run at 1000 + 200 points (seeds 0-4, `benchmarks/nonlinear.py
-# --problems burgers pinn --kernels rational_quadratic_steepening`) it was 2.2x
-# to 3.8x more accurate than DeepXDE's PINN on seeds 2-4 (8.2e-5 to 1.7e-4)
-# and level with it on seed 0, but on seed 1 its learning settled on a
-# narrower warp where Gauss-Newton did not converge (`fit` warned), so
+# --problems burgers pinn --kernels rational_quadratic_steepening`) it was 1.2x
+# to 2.8x more accurate than DeepXDE's PINN on seeds 1-4 (1.0e-4 to 2.2e-4),
+# each fit shorter, but 1.8x less accurate on seed 0; from a width of 0.05 its
+# learning settled, on one seed, on a narrower warp where Gauss-Newton did not
+# converge (`fit` warned). So
 # `pigp burgers` keeps the warp of x alone; the README has the table.

@@ -131,7 +131,7 @@ def burgers_kernel(steepening: bool = False):
     """The rational quadratic on x warped around the front at x = 0 (``tanh_front``,
     strength 0.5 and width 0.05 to start), lengthscales (0.2, 0.3) to start (x's
     in the warped coordinate). ``steepening``: the warp's width shrinks in time
-    (``steepening_front``, width ``0.05 exp(-rate t)``, rate 0.5 to start), as the
+    (``steepening_front``, width ``0.15 exp(-rate t)`` and rate 0.5 to start), as the
     front does."""
     import pigp
 
@@ -139,7 +139,7 @@ def burgers_kernel(steepening: bool = False):
         return pigp.kernels.Warped(
             pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
             [pigp.kernels.steepening_front, None],
-            {"strength": 0.5, "width": 0.05, "rate": 0.5},
+            {"strength": 0.5, "width": 0.15, "rate": 0.5},
             inputs=[(0, 1), None],
         )
     return pigp.kernels.Warped(
