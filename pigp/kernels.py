@@ -685,9 +685,14 @@ class Warped(Kernel):
         reads = []
         for c, entry in enumerate(inputs):
             entry = (c,) if entry is None or warps[c] is None else entry
+            if isinstance(entry, np.ndarray) and entry.ndim == 1:
+                entry = entry.tolist()
             if (
                 not isinstance(entry, (list, tuple))
-                or not all(isinstance(j, int) and 0 <= j < d for j in entry)
+                or not all(
+                    isinstance(j, (int, np.integer)) and not isinstance(j, bool) and 0 <= j < d
+                    for j in entry
+                )
                 or len(set(entry)) != len(entry)
                 or c not in entry
             ):
@@ -695,7 +700,7 @@ class Warped(Kernel):
                     f"inputs: column {c}'s entry must be distinct column indices in "
                     f"[0, {d}) including {c} (its own), got {inputs[c]!r}"
                 )
-            reads.append(tuple(entry))
+            reads.append(tuple(int(j) for j in entry))
         self.kernel = kernel
         self.warps = warps
         #: Per column, the columns its warp reads (its own alone where not given).

@@ -328,9 +328,25 @@ def test_warped_kernel_refuses_bad_warps():
     with pytest.raises(ValueError, match="kernel: expected"):
         pigp.kernels.Warped("se", [None])
     front = pigp.kernels.steepening_front
-    for inputs in ([(1,), None], [(0, 2), None], [(0, 0, 1), None], [(0, 1)], "x"):
+    for inputs in (
+        [(1,), None],
+        [(0, 2), None],
+        [(0, 0, 1), None],
+        [(0, 1)],
+        "x",
+        [(0, True), None],
+    ):
         with pytest.raises(ValueError, match="inputs: "):
             pigp.kernels.Warped(pigp.kernels.SquaredExponential(), [front, None], inputs=inputs)
+    indices = np.array([0, 1])  # NumPy integers are column indices too
+    warped = pigp.kernels.Warped(
+        pigp.kernels.SquaredExponential(), [front, None], inputs=[indices, None]
+    )
+    assert warped.inputs == [(0, 1), (1,)]
+    warped = pigp.kernels.Warped(
+        pigp.kernels.SquaredExponential(), [front, None], inputs=[(np.int64(0), np.int64(1)), None]
+    )
+    assert warped.inputs == [(0, 1), (1,)] and type(warped.inputs[0][0]) is int
     kernel = pigp.kernels.Warped(pigp.kernels.SquaredExponential(), [None])
     model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
     X = np.random.default_rng(0).uniform(size=(5, 2))
