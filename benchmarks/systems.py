@@ -154,14 +154,13 @@ def floor_rows(seed: int) -> list:
     rows = []
     for degree in (3, 4):
         flows = biharmonic_flows(degree)
-        A = np.r_[
-            np.stack([_flow_velocity(c, design["X_s"])[0] for c in flows], 1),
-            np.stack([_flow_velocity(c, design["X_s"])[1] for c in flows], 1),
-        ]
+        at_sensor = [_flow_velocity(c, design["X_s"]) for c in flows]
+        A = np.r_[np.stack([u for u, _ in at_sensor], 1), np.stack([v for _, v in at_sensor], 1)]
         residual = np.r_[design["y_u"] - at_sensors["u"], design["y_v"] - at_sensors["v"]]
         sizes = np.linalg.lstsq(A, residual, rcond=None)[0]
-        u = sum(s * _flow_velocity(c, GRID)[0] for s, c in zip(sizes, flows))
-        v = sum(s * _flow_velocity(c, GRID)[1] for s, c in zip(sizes, flows))
+        on_grid = [_flow_velocity(c, GRID) for c in flows]
+        u = sum(s * flow[0] for s, flow in zip(sizes, on_grid))
+        v = sum(s * flow[1] for s, flow in zip(sizes, on_grid))
         rows.append(
             {
                 "problem": f"floor, {len(flows)} flows",

@@ -323,8 +323,13 @@ def _read_warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict
             values.append(got[(0,) * len(reads)])
             for beta in needed[c]:
                 derivatives[(c, beta)] = got[tuple(beta[j] for j in reads)]
-        sides.append((expansions, tf.stack(values, axis=-1), derivatives))
-    (left, w1, first), (right, w2, second) = sides
+        # Each coefficient C_gamma once per side, whatever pairs of indices share it.
+        coefficients = {
+            alpha: {gamma: _evaluate(p, derivatives) for gamma, p in expansion.items()}
+            for alpha, expansion in expansions.items()
+        }
+        sides.append((coefficients, tf.stack(values, axis=-1)))
+    (left, w1), (right, w2) = sides
     base = kernel.kernel
     needed = set()
     for index in indices:
@@ -332,28 +337,29 @@ def _read_warped_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict
             for g2 in right[index[d:]]:
                 needed.add(_base_index(base, g1 + g2, d)[0])
     values = _partials(base, w1, w2, needed)
-
-    def evaluate(polynomial, derivatives):
-        total = None
-        for monomial, coefficient in polynomial.items():
-            term = None
-            for factor in monomial:
-                term = derivatives[factor] if term is None else term * derivatives[factor]
-            term = float(coefficient) if term is None else coefficient * term
-            total = term if total is None else total + term
-        return total
-
     out = {}
     for index in indices:
         total = None
-        for g1, p1 in left[index[:d]].items():
-            c1 = evaluate(p1, first)
-            for g2, p2 in right[index[d:]].items():
+        for g1, c1 in left[index[:d]].items():
+            for g2, c2 in right[index[d:]].items():
                 key, sign = _base_index(base, g1 + g2, d)
-                term = sign * (c1 * evaluate(p2, second)) * values[key]
+                term = sign * (c1 * c2) * values[key]
                 total = term if total is None else total + term
         out[index] = total
     return out
+
+
+def _evaluate(polynomial: dict, derivatives: dict):
+    """A ``_chain_rule`` coefficient ``{monomial: coefficient}`` at the points, from
+    ``{(c, beta): d^beta W_c}``."""
+    total = None
+    for monomial, coefficient in polynomial.items():
+        term = None
+        for factor in monomial:
+            term = derivatives[factor] if term is None else term * derivatives[factor]
+        term = float(coefficient) if term is None else coefficient * term
+        total = term if total is None else total + term
+    return total
 
 
 def _base_index(base, inner: tuple, d: int) -> tuple:
