@@ -41,6 +41,7 @@ same fitted model to that precision; each kept row records the estimate it sampl
 """
 
 import argparse
+import dataclasses
 import json
 import time
 import warnings
@@ -194,6 +195,9 @@ def case(
         "kernel": kernel,
         "kernel_fitted": type(model.kernel).__name__,
         "kernel_choice": {k: float(v) for k, v in model.kernel_choice.items()},
+        "noise_restart": None
+        if model.noise_restart is None
+        else dataclasses.asdict(model.noise_restart),
         "noise": noise,
         "noise_floor": floor,
         "fit_seconds": fit_seconds,

@@ -60,6 +60,16 @@ EXACT_REFIT = 100
 EXACT_REFIT_RATE = 0.1
 EXACT_REFIT_WINDOW = 5
 
+#: Where a data set whose noise ``fit`` decides ends with a learned noise variance above
+#: this fraction of its (standardised) mean square, the fit is run once more from the
+#: same start with those noises started ``NOISE_RESTART_START`` times lower, and the
+#: fit of lower loss is kept (``model.noise_restart``): from the default start the
+#: marginal likelihood can settle on "these data are noise" (the field smooth, a
+#: coefficient near its start) where a fit from a quieter start finds the data
+#: explained by the field, many nats higher. None: no restart.
+NOISE_RESTART = 0.01
+NOISE_RESTART_START = 0.1
+
 #: ``sample``'s default floor under noise variances (standardised units) that ``fit``
 #: decided (found exact, or learned below it): the sampler draws them above it.
 NOISE_FLOOR = 1e-4
@@ -130,6 +140,24 @@ class NoiseChoice:
     kept: str
 
 
+@dataclass(frozen=True)
+class NoiseRestart:
+    """What ``fit``'s second start found (``NOISE_RESTART``).
+
+    Attributes:
+        sets: the data sets whose learned noise set off the restart.
+        first: the log marginal likelihood of the first fit.
+        restart: the same of the fit from the quieter start.
+        kept: ``"first"`` or ``"restart"`` (the higher; with priors, the higher
+            log posterior density).
+    """
+
+    sets: tuple
+    first: float
+    restart: float
+    kept: str
+
+
 class PIGP(Model):
     """Physics-informed GP regression for a linear operator ``f = L u``.
 
@@ -145,7 +173,9 @@ class PIGP(Model):
             accuracy matters.
         operator: the operator L, e.g. ``pigp.operators.heat(diffusivity=1.0)``.
         noise_u: the noise variance of the u data, in standardised units. None
-            (default): learned from 1e-3, and after training the data are
+            (default): learned from 1e-3 (once more from 1e-4 where it ends above
+            ``NOISE_RESTART`` of the data's mean square, the better fit kept:
+            ``model.noise_restart``), and after training the data are
             treated as exact (variance 0) where the log marginal likelihood loses
             at most ``EXACT_EVIDENCE`` nats by it (``model.noise_choice`` has the
             figures); ``0``: exact data, not learned; a positive number: the
@@ -166,7 +196,8 @@ class PIGP(Model):
     After ``fit``: ``history`` (the loss at every optimiser iteration: Adam steps,
     then L-BFGS iterations), ``noise_choice`` (for each data set whose noise
     ``fit`` decided: the log marginal likelihood with the noise learned and with
-    the data exact, and which was kept), ``lbfgs_evaluations`` (every loss L-BFGS evaluated,
+    the data exact, and which was kept), ``noise_restart`` (a ``NoiseRestart`` where a
+    learned noise set off a second start, ``NOISE_RESTART``; else None), ``lbfgs_evaluations`` (every loss L-BFGS evaluated,
     its line searches included), ``rejected_steps`` (indices into ``history`` of
     Adam steps whose loss or gradient was not finite and were skipped) and
     ``data`` (the validated data sets, a ``pigp.data.Data``).
@@ -186,6 +217,7 @@ class PIGP(Model):
     def _start(self) -> None:
         self.kernel_choice: dict = {}
         self.noise_choice: dict = {}
+        self.noise_restart: NoiseRestart | None = None
         self.lbfgs_evaluations: list = []
         self.rejected_steps: list = []
         self._objective = None  # rebuilt when the variables or the data sets change
@@ -322,14 +354,16 @@ class PIGP(Model):
         """``fit`` on validated ``data``: set them, learn, compute the posterior."""
         self.data, self._posterior = data, None
         self.history, self.lbfgs_evaluations, self.rejected_steps = [], [], []
-        self.noise_choice = {}
+        self.noise_choice, self.noise_restart = {}, None
         for s in data.sets:  # an earlier fit may have found them exact: learn again
             if s.noise_decided_by_fit:
                 unpin(s.noise)
         objective = self.objective()
         Xs, y = data.tensors(self.dtype)
-        adam, lbfgs = training.History(), training.History()
-        try:
+        start = [(v, v.numpy()) for v in objective.variables]
+
+        def optimise():
+            adam, lbfgs = training.History(), training.History()
             if optimizer in ("adam", "adam+lbfgs"):
                 stall = ADAM_STALL if optimizer == "adam+lbfgs" else None
                 self._adam(
@@ -347,7 +381,13 @@ class PIGP(Model):
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
                 training.minimize_lbfgs(objective, Xs, y, iterations, lbfgs)
+            return adam, lbfgs
+
+        adam, lbfgs = training.History(), training.History()
+        try:
+            adam, lbfgs = optimise()
             if steps > 0:
+                adam, lbfgs = self._restart_if_noisy(objective, Xs, y, start, optimise, adam, lbfgs)
                 self._decide_exact(Xs, y, lbfgs)
         except KeyboardInterrupt:
             self._record(adam, lbfgs)
@@ -561,6 +601,42 @@ class PIGP(Model):
         """Whether the model's equation is nonlinear (``pigp.operators.nonlinear``)."""
         return isinstance(self.operator, Nonlinear)
 
+    def _restart_if_noisy(self, objective, Xs, y, start, optimise, adam, lbfgs) -> tuple:
+        """``NOISE_RESTART``: where a learned noise that ``fit`` decides explains more
+        than that fraction of its data's mean square, fit once more from ``start`` with
+        every such noise started ``NOISE_RESTART_START`` times lower; keep the fit of
+        lower loss. Returns the kept fit's histories."""
+        if NOISE_RESTART is None:
+            return adam, lbfgs
+        decided = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
+        loud = [
+            s.name
+            for s in decided
+            if float(s.noise.numpy())
+            > NOISE_RESTART * float(np.mean(np.square(s.y / self.y_scale)))
+        ]
+        if not loud:
+            return adam, lbfgs
+        y_numpy = y.numpy()
+        first_loss, first_lml = float(objective.loss(Xs, y_numpy)), self.log_marginal_likelihood()
+        first = [(v, v.numpy()) for v in objective.variables]
+        for v, value in start:
+            v.assign(value)
+        for s in decided:
+            s.noise.assign(float(s.noise.numpy()) * NOISE_RESTART_START)
+        second = optimise()
+        restart_loss = float(objective.loss(Xs, y_numpy))
+        keep = math.isfinite(restart_loss) and restart_loss < first_loss
+        restart_lml = self.log_marginal_likelihood()
+        self.noise_restart = NoiseRestart(
+            tuple(loud), first_lml, restart_lml, "restart" if keep else "first"
+        )
+        if keep:
+            return second
+        for v, value in first:
+            v.assign(value)
+        return adam, lbfgs
+
     def _decide_exact(self, Xs, y, history: training.History) -> None:
         """Treat as exact each data set whose noise ``fit`` decides, where that costs at
         most ``EXACT_EVIDENCE`` nats of log marginal likelihood; record the figures in
@@ -656,7 +732,7 @@ class PIGP(Model):
                         [(p.unconstrained.numpy(), p.trainable) for p in others],
                         (self.history, self.lbfgs_evaluations, self.rejected_steps),
                         caught,
-                        self.noise_choice,
+                        (self.noise_choice, self.noise_restart),
                     )
                 )
         except BaseException:
@@ -665,7 +741,7 @@ class PIGP(Model):
         names = list(AUTO_KERNELS)
         self.kernel_choice = {name: f[0] for name, f in zip(names, fitted)}
         best = max(range(len(fitted)), key=lambda i: fitted[i][0])
-        lml, kernel, values, histories, caught, self.noise_choice = fitted[best]
+        lml, kernel, values, histories, caught, (self.noise_choice, self.noise_restart) = fitted[best]
         for p, (value, trainable) in zip(others, values):
             p.unconstrained.assign(value)
             p.trainable = trainable
