@@ -197,10 +197,10 @@ class PIGP(Model):
     then L-BFGS iterations), ``noise_choice`` (for each data set whose noise
     ``fit`` decided: the log marginal likelihood with the noise learned and with
     the data exact, and which was kept), ``noise_restart`` (a ``NoiseRestart`` where a
-    learned noise set off a second start, ``NOISE_RESTART``; else None), ``lbfgs_evaluations`` (every loss L-BFGS evaluated,
-    its line searches included), ``rejected_steps`` (indices into ``history`` of
-    Adam steps whose loss or gradient was not finite and were skipped) and
-    ``data`` (the validated data sets, a ``pigp.data.Data``).
+    learned noise set off a second start, ``NOISE_RESTART``; else None),
+    ``lbfgs_evaluations`` (every loss L-BFGS evaluated, its line searches included),
+    ``rejected_steps`` (indices into ``history`` of Adam steps whose loss or gradient
+    was not finite and were skipped) and ``data`` (the validated data sets, a ``pigp.data.Data``).
     """
 
     def _kernel_argument(self, kernel):
@@ -741,7 +741,8 @@ class PIGP(Model):
         names = list(AUTO_KERNELS)
         self.kernel_choice = {name: f[0] for name, f in zip(names, fitted)}
         best = max(range(len(fitted)), key=lambda i: fitted[i][0])
-        lml, kernel, values, histories, caught, (self.noise_choice, self.noise_restart) = fitted[best]
+        lml, kernel, values, histories, caught, choices = fitted[best]
+        self.noise_choice, self.noise_restart = choices
         for p, (value, trainable) in zip(others, values):
             p.unconstrained.assign(value)
             p.trainable = trainable
