@@ -204,6 +204,10 @@ KERNELS = {
         "RQ",
     ),
     "rational_quadratic_front": (_front, "RQ front"),
+    "rational_quadratic_forming": (
+        lambda ell: burgers_kernel(forming=True),
+        "RQ forming front",
+    ),
     "rational_quadratic_steepening": (
         lambda ell: burgers_kernel(steepening=True),
         "RQ steepening front",

@@ -34,6 +34,7 @@ __all__ = [
     "Custom",
     "Warped",
     "steepening_front",
+    "forming_front",
     "tanh_front",
     "Fields",
     "field_names",
@@ -656,7 +657,8 @@ class Warped(Kernel):
             rule through every column the warps read.
 
     ``pigp.kernels.tanh_front`` is a warp for a front at a known position;
-    ``pigp.kernels.steepening_front`` one for a front that narrows in time.
+    ``pigp.kernels.steepening_front`` one for a front that narrows in time;
+    ``pigp.kernels.forming_front`` one for a front that forms and then keeps its width.
     """
 
     stationary = False
@@ -766,6 +768,15 @@ def steepening_front(x, t, strength, width, rate, center=0.0):
     goes on (Burgers' shock forming); a warp of column x that reads x and t
     (``Warped(..., inputs=[(0, 1), None])`` for inputs ``(x, t)``)."""
     return x + strength * tf.tanh((x - center) / (width * tf.exp(-rate * t)))
+
+
+def forming_front(x, t, strength, width, rate, ratio=4.0, center=0.0):
+    """``x + strength * tanh((x - center) / (width * (1 + ratio * exp(-rate * t))))``:
+    ``tanh_front`` with a width that starts at ``(1 + ratio) width`` and settles to
+    ``width`` at rate ``rate``, for a front that forms and then keeps its width
+    (Burgers' shock, where steepening and viscosity balance); a warp of column x that
+    reads x and t (``Warped(..., inputs=[(0, 1), None])`` for inputs ``(x, t)``)."""
+    return x + strength * tf.tanh((x - center) / (width * (1.0 + ratio * tf.exp(-rate * t))))
 
 
 class Fields(Kernel):

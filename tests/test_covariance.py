@@ -280,10 +280,13 @@ def test_whole_matrix_and_blocks_agree_with_coefficients_that_vary(rng):
     assert np.all(np.linalg.eigvalsh(whole) > 0)
 
 
-@pytest.mark.parametrize("base, warp", [("rq", "own"), ("se", "own"), ("rq", "steepening")])
+@pytest.mark.parametrize(
+    "base, warp", [("rq", "own"), ("se", "own"), ("rq", "steepening"), ("se", "forming")]
+)
 def test_warped_kernel_blocks_match_sympy(rng, base, warp):
     """``base(w(x1), w(x2))`` with ``w = x + 0.5 tanh(x / 0.1)`` on the first column
-    (``"steepening"``: the width ``0.1 exp(-0.7 t)``, a warp of x that reads t): the
+    (``"steepening"``: the width ``0.1 exp(-0.7 t)``, a warp of x that reads t;
+    ``"forming"``: the width ``0.1 (1 + 3 exp(-0.7 t))``, centred at 0.05): the
     chain rule through the warp against sympy's derivatives of the composed kernel,
     up to fourth order in the warped column (u_xx against u_xx) and mixed with the
     other, at coincident points too."""
@@ -306,19 +309,30 @@ def test_warped_kernel_blocks_match_sympy(rng, base, warp):
         kernel = pigp.kernels.Warped(
             inner, [pigp.kernels.tanh_front, None], {"strength": strength, "width": width}
         )
-    else:
+    elif warp == "steepening":
         kernel = pigp.kernels.Warped(
             inner,
             [pigp.kernels.steepening_front, None],
             {"strength": strength, "width": width, "rate": rate},
             inputs=[(0, 1), None],
         )
+    else:
+        kernel = pigp.kernels.Warped(
+            inner,
+            [pigp.kernels.forming_front, None],
+            {"strength": strength, "width": width, "rate": rate, "ratio": 3.0, "center": 0.05},
+            inputs=[(0, 1), None],
+        )
 
     def expr(z1, z2):
         if warp == "own":
             w = lambda x, t: x + strength * sp.tanh(x / width)
-        else:
+        elif warp == "steepening":
             w = lambda x, t: x + strength * sp.tanh(x / (width * sp.exp(-rate * t)))
+        else:
+            w = lambda x, t: (
+                x + strength * sp.tanh((x - 0.05) / (width * (1 + 3 * sp.exp(-rate * t))))
+            )
         s = ((w(*z1) - w(*z2)) / 0.3) ** 2 + ((z1[1] - z2[1]) / 0.4) ** 2
         return profile(s)
 

@@ -127,14 +127,23 @@ def burgers_equation(nu):
     return nonlinear(_burgers, features, {"nu": nu}).with_dims("x", "t")
 
 
-def burgers_kernel(steepening: bool = False):
+def burgers_kernel(steepening: bool = False, forming: bool = False):
     """The rational quadratic on x warped around the front at x = 0 (``tanh_front``,
     strength 0.5 and width 0.05 to start), lengthscales (0.2, 0.3) to start (x's
     in the warped coordinate). ``steepening``: the warp's width shrinks in time
     (``steepening_front``, width ``0.15 exp(-rate t)`` and rate 0.5 to start), as the
-    front does."""
+    front does. ``forming``: the width settles from 5 times its value at t = 0 to
+    its value (``forming_front``, width 0.05 and rate 5 to start), as the front forms
+    (by t = 1/pi for -sin(pi x)) and then keeps its width."""
     import pigp
 
+    if forming:
+        return pigp.kernels.Warped(
+            pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
+            [pigp.kernels.forming_front, None],
+            {"strength": 0.5, "width": 0.05, "rate": 5.0},
+            inputs=[(0, 1), None],
+        )
     if steepening:
         return pigp.kernels.Warped(
             pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
