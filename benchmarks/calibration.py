@@ -32,6 +32,7 @@ wall times. Prints a table, writes JSON.
 ``--alpha-prior normal`` samples alpha under a normal prior centred on its fitted value
 (std ``max(alpha, 1)``, cut at 0) instead of ``sample``'s default log-normal.
 ``--target-accept P`` passes ``target_accept=P`` to ``sample`` (default 0.8).
+``--only S ...`` runs those seeds alone (their rows as in a full run).
 
 ``--keep-nuts FILE`` refits every seed and recomputes the Laplace columns, keeping the
 NUTS rows of an earlier run (``FILE``) of the same family, noise and kernel: it stops
@@ -210,6 +211,9 @@ def main():
     parser.add_argument("--family", choices=sorted(FAMILIES), default="raissi")
     parser.add_argument("--kernel", choices=sorted(KERNELS), default="squared_exponential")
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument(
+        "--only", type=int, nargs="+", help="run these seeds only (of range(--seeds))"
+    )
     parser.add_argument("--noise", type=float, default=0.01)
     parser.add_argument(
         "--noise-floor", type=float, default=0.0, help="lower bound of both noise variances"
@@ -234,7 +238,9 @@ def main():
     if args.keep_nuts:
         with open(args.keep_nuts) as f:
             kept = json.load(f)["rows"]
-    for seed in range(args.seeds):
+    if args.only and args.keep_nuts:
+        raise SystemExit("--only and --keep-nuts: choose one")
+    for seed in args.only or range(args.seeds):
         nuts = not args.no_nuts
         if kept is not None:
             earlier = kept[seed]
