@@ -62,11 +62,11 @@ EXACT_REFIT_WINDOW = 5
 
 #: Where a data set whose noise ``fit`` decides ends with a learned noise variance above
 #: this fraction of its (standardised) mean square, the fit is run once more from the
-#: same start with those noises started ``NOISE_RESTART_START`` times lower, and the
-#: fit of lower loss is kept (``model.noise_restart``): from the default start the
-#: marginal likelihood can settle on "these data are noise" (the field smooth, a
-#: coefficient near its start) where a fit from a quieter start finds the data
-#: explained by the field, many nats higher. None: no restart.
+#: same start with every noise ``fit`` decides started ``NOISE_RESTART_START`` times
+#: lower, and the fit of lower loss is kept (``model.noise_restart``): from the default
+#: start the marginal likelihood can settle on "these data are noise" (the field
+#: smooth, a coefficient near its start) where a fit from a quieter start finds the
+#: data explained by the field, many nats higher. None: no restart.
 NOISE_RESTART = 0.01
 NOISE_RESTART_START = 0.1
 
@@ -604,8 +604,8 @@ class PIGP(Model):
     def _restart_if_noisy(self, objective, Xs, y, start, optimise, adam, lbfgs) -> tuple:
         """``NOISE_RESTART``: where a learned noise that ``fit`` decides explains more
         than that fraction of its data's mean square, fit once more from ``start`` with
-        every such noise started ``NOISE_RESTART_START`` times lower; keep the fit of
-        lower loss. Returns the kept fit's histories."""
+        every noise that ``fit`` decides started ``NOISE_RESTART_START`` times lower;
+        keep the fit of lower loss. Returns the kept fit's histories."""
         if NOISE_RESTART is None:
             return adam, lbfgs
         decided = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
