@@ -46,8 +46,12 @@ CHOICES = ("learned 1e-3", "learned 1e-6", "prior", "decided")
 def choice(name: str):
     """pigp's defaults set to ``name``'s within the block."""
     saved = (models.EXACT_EVIDENCE, pigp_data.NOISE_START, pigp_data.noise_parameter)
+    restart = models.NOISE_RESTART
     original = pigp_data.noise_parameter
     models.EXACT_EVIDENCE = models.EXACT_EVIDENCE if name == "decided" else None
+    # The choices it replaced, as they were: one start (today's default restarts a fit
+    # whose learned noise explains over 1% of its data, ``NOISE_RESTART``).
+    models.NOISE_RESTART = restart if name == "decided" else None
     pigp_data.NOISE_START = 1e-6 if name == "learned 1e-6" else 1e-3
     if name == "prior":
         import tensorflow_probability as tfp
@@ -66,6 +70,7 @@ def choice(name: str):
         yield
     finally:
         models.EXACT_EVIDENCE, pigp_data.NOISE_START, pigp_data.noise_parameter = saved
+        models.NOISE_RESTART = restart
         import pigp.base as base
 
         base.noise_parameter = saved[2]

@@ -63,7 +63,8 @@ EXACT_REFIT_WINDOW = 5
 #: Where a data set whose noise ``fit`` decides ends with a learned noise variance above
 #: this fraction of its (standardised) mean square, the fit is run once more from the
 #: same start with every noise ``fit`` decides started ``NOISE_RESTART_START`` times
-#: lower, and the fit of lower loss is kept (``model.noise_restart``): from the default
+#: lower, and that fit is kept where its loss and those noises are lower
+#: (``model.noise_restart``): from the default
 #: start the marginal likelihood can settle on "these data are noise" (the field
 #: smooth, a coefficient near its start) where a fit from a quieter start finds the
 #: data explained by the field, many nats higher. None: no restart.
@@ -362,8 +363,9 @@ class PIGP(Model):
         Xs, y = data.tensors(self.dtype)
         start = [(v, v.numpy()) for v in objective.variables]
 
-        def optimise():
-            adam, lbfgs = training.History(), training.History()
+        def optimise(adam, lbfgs):
+            """Train from the current values, recording into the histories given (so
+            that an interrupted run's are kept)."""
             if optimizer in ("adam", "adam+lbfgs"):
                 stall = ADAM_STALL if optimizer == "adam+lbfgs" else None
                 self._adam(
@@ -381,11 +383,10 @@ class PIGP(Model):
             if optimizer in ("lbfgs", "adam+lbfgs"):
                 iterations = int(steps) if optimizer == "lbfgs" or steps == 0 else 1000
                 training.minimize_lbfgs(objective, Xs, y, iterations, lbfgs)
-            return adam, lbfgs
 
         adam, lbfgs = training.History(), training.History()
         try:
-            adam, lbfgs = optimise()
+            optimise(adam, lbfgs)
             if steps > 0:
                 adam, lbfgs = self._restart_if_noisy(objective, Xs, y, start, optimise, adam, lbfgs)
                 self._decide_exact(Xs, y, lbfgs)
@@ -605,16 +606,21 @@ class PIGP(Model):
         """``NOISE_RESTART``: where a learned noise that ``fit`` decides explains more
         than that fraction of its data's mean square, fit once more from ``start`` with
         every noise that ``fit`` decides started ``NOISE_RESTART_START`` times lower;
-        keep the fit of lower loss. Returns the kept fit's histories."""
+        keep it where its loss is lower and the noises that set it off are lower too.
+        Returns the kept fit's histories."""
         if NOISE_RESTART is None:
             return adam, lbfgs
         decided = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
-        loud = [
-            s.name
-            for s in decided
-            if float(s.noise.numpy())
-            > NOISE_RESTART * float(np.mean(np.square(s.y / self.y_scale)))
-        ]
+
+        def noise_fractions():
+            return {
+                s.name: float(s.noise.numpy()) / float(np.mean(np.square(s.y / self.y_scale)))
+                for s in decided
+                if np.any(s.y)
+            }
+
+        before = noise_fractions()
+        loud = [name for name, fraction in before.items() if fraction > NOISE_RESTART]
         if not loud:
             return adam, lbfgs
         y_numpy = y.numpy()
@@ -624,9 +630,24 @@ class PIGP(Model):
             v.assign(value)
         for s in decided:
             s.noise.assign(float(s.noise.numpy()) * NOISE_RESTART_START)
-        second = optimise()
+        second = training.History(), training.History()
+        try:
+            optimise(*second)
+        except KeyboardInterrupt:
+            # Back to the first fit, whose histories ``fit`` records on the way out.
+            for v, value in first:
+                v.assign(value)
+            raise
         restart_loss = float(objective.loss(Xs, y_numpy))
-        keep = math.isfinite(restart_loss) and restart_loss < first_loss
+        after = noise_fractions()
+        # Kept where it fits better and calls less of those data noise: a lower loss
+        # with louder noise is the collapse onto data of zeros fitted exactly, whose
+        # likelihood grows without bound (``_warn_if_noise_explains_data``).
+        keep = (
+            math.isfinite(restart_loss)
+            and restart_loss < first_loss
+            and all(after[name] < before[name] for name in loud)
+        )
         restart_lml = self.log_marginal_likelihood()
         self.noise_restart = NoiseRestart(
             tuple(loud), first_lml, restart_lml, "restart" if keep else "first"

@@ -237,7 +237,7 @@ forming = pigp.kernels.Warped(
     {"strength": 0.5, "width": 0.05, "rate": 5.0},
     inputs=[(0, 1), None],
 )
-print(sorted(forming.parameters))
+print(forming.inputs)
 
 # %% [markdown]
 # In one run at 1000 + 200 points (seeds 0-4, `benchmarks/nonlinear.py
