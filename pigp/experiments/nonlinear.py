@@ -137,19 +137,21 @@ def burgers_kernel(steepening: bool = False, forming: bool = False):
     (by t = 1/pi for -sin(pi x)) and then keeps its width."""
     import pigp
 
-    if forming:
+    def warped_by_time(warp, start):
         return pigp.kernels.Warped(
             pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
-            [pigp.kernels.forming_front, None],
-            {"strength": 0.5, "width": 0.05, "rate": 5.0},
+            [warp, None],
+            start,
             inputs=[(0, 1), None],
         )
+
+    if forming:
+        return warped_by_time(
+            pigp.kernels.forming_front, {"strength": 0.5, "width": 0.05, "rate": 5.0}
+        )
     if steepening:
-        return pigp.kernels.Warped(
-            pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
-            [pigp.kernels.steepening_front, None],
-            {"strength": 0.5, "width": 0.15, "rate": 0.5},
-            inputs=[(0, 1), None],
+        return warped_by_time(
+            pigp.kernels.steepening_front, {"strength": 0.5, "width": 0.15, "rate": 0.5}
         )
     return pigp.kernels.Warped(
         pigp.kernels.RationalQuadratic(lengthscales=[0.2, 0.3]),
