@@ -613,18 +613,16 @@ class PIGP(Model):
         decided = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
 
         def noise_fractions():
-            return {
-                s.name: float(s.noise.numpy()) / float(np.mean(np.square(s.y / self.y_scale)))
-                for s in decided
-                if np.any(s.y)
-            }
+            fractions = {s.name: self._noise_fraction(s) for s in decided}
+            return {name: f for name, f in fractions.items() if f is not None}
 
         before = noise_fractions()
         loud = [name for name, fraction in before.items() if fraction > NOISE_RESTART]
         if not loud:
             return adam, lbfgs
         y_numpy = y.numpy()
-        first_loss, first_lml = float(objective.loss(Xs, y_numpy)), self.log_marginal_likelihood()
+        penalty = float(objective.penalty().numpy())  # 0 without priors
+        first_loss = float(objective.loss(Xs, y_numpy))
         first = [(v, v.numpy()) for v in objective.variables]
         for v, value in start:
             v.assign(value)
@@ -648,9 +646,14 @@ class PIGP(Model):
             and restart_loss < first_loss
             and all(after[name] < before[name] for name in loud)
         )
-        restart_lml = self.log_marginal_likelihood()
+        # The log marginal likelihoods: the losses without the priors' terms (the
+        # penalty of the restart's values, which may differ from the first's).
+        restart_penalty = float(objective.penalty().numpy())
         self.noise_restart = NoiseRestart(
-            tuple(loud), first_lml, restart_lml, "restart" if keep else "first"
+            tuple(loud),
+            penalty - first_loss,
+            restart_penalty - restart_loss,
+            "restart" if keep else "first",
         )
         if keep:
             return second
@@ -803,6 +806,12 @@ class PIGP(Model):
         self.rejected_steps = list(adam.rejected)
         self.lbfgs_evaluations = list(lbfgs.evaluations)
 
+    def _noise_fraction(self, s) -> float | None:
+        """Data set ``s``'s noise variance as a fraction of its standardised mean
+        square; None where the data are all zero."""
+        scale = float(np.mean(np.square(s.y / self.y_scale)))
+        return float(s.noise.numpy()) / scale if scale > 0 else None
+
     def _warn_if_noise_explains_data(self, fraction: float = 0.1):
         """Warn when a learned noise variance exceeds ``fraction`` of its data's mean square.
 
@@ -816,9 +825,8 @@ class PIGP(Model):
             if not s.condition and not np.any(s.y) and float(s.noise.numpy()) <= NOISE_FLOOR * 1e-2
         ]
         for s in self.data.sets:
-            scale = float(np.mean(np.square(s.y / self.y_scale)))
-            noise = float(s.noise.numpy())
-            if s.noise.trainable and scale > 0 and noise > fraction * scale:
+            share = self._noise_fraction(s)
+            if s.noise.trainable and share is not None and share > fraction:
                 cause = (
                     "explaining those data as noise. If they are not that noisy, try other "
                     "initial lengthscales, a smaller initial noise, or a kernel that fits the "
@@ -837,7 +845,7 @@ class PIGP(Model):
                     )
                 warnings.warn(
                     f"fit: the learned noise variance of the {s.name!r} data is "
-                    f"{noise / scale:.0%} of their mean square: the model may be {cause}",
+                    f"{share:.0%} of their mean square: the model may be {cause}",
                     RuntimeWarning,
                     stacklevel=3,
                 )
