@@ -1126,9 +1126,11 @@ class PIGP(Model):
         the first fifth of the burn-in. The chains run in pairs, the pairs at
         the same time in threads (one per CPU core, each on a copy of the
         model); the draws depend on ``seed`` only. A parameter without a prior
-        gets ``pigp.sampling.default_prior`` (a weak log-normal centred on its
-        fitted value; a warning names them): give priors to the parameters the
-        data say little about. The parameters are left at their fitted values.
+        gets ``pigp.sampling.default_prior`` (for a coefficient of the PDE a
+        normal centred on its fitted value with standard deviation ``max(|value|,
+        1)``, cut at a positive one's bound; for a kernel's or a noise's a weak
+        log-normal centred on its fitted value; a warning names them): give priors
+        to the parameters the data say little about. The parameters are left at their fitted values.
 
         Args:
             num_results: draws per chain.
@@ -1255,15 +1257,25 @@ class PIGP(Model):
         from .uncertainty import hessian
 
         parameters = self.trainable_parameters()
+        noises = [s.noise for s in self.data.sets]
+        coefficients = {
+            name
+            for name, p in parameters
+            if not name.startswith("kernel.") and not any(p is q for q in noises)
+        }
         priors = {
-            name: p.prior if p.prior is not None else sampling.default_prior(p)
+            name: p.prior
+            if p.prior is not None
+            else sampling.default_prior(p, coefficient=name in coefficients)
             for name, p in parameters
         }
         defaulted = [name for name, p in parameters if p.prior is None]
         if defaulted:
             warnings.warn(
-                f"sample: no prior for {defaulted}; using a log-normal of scale 2 (log space) "
-                "centred on each fitted value (a normal for unconstrained ones): "
+                f"sample: no prior for {defaulted}; using a normal centred on each fitted "
+                "coefficient with standard deviation max(|value|, 1) (cut at a positive "
+                "one's bound) and a log-normal of scale 2 (log space) centred on each "
+                "other fitted value (a normal for signed ones): "
                 "pass Parameter(..., prior=...) to choose",
                 RuntimeWarning,
                 stacklevel=3,

@@ -176,13 +176,31 @@ class Samples:
         )
 
 
-def default_prior(parameter):
-    """The prior ``sample`` uses for a parameter without one: for a positive parameter
-    ``lower + exp(w)`` with ``w`` normal, centred on the fitted ``log(value - lower)``
-    with scale 2 (a factor of e^2 ~ 7 per standard deviation; a log-normal where
-    ``lower`` is 0), else a normal centred on the value with standard deviation
-    ``max(|value|, 1)``. Named ``"default_prior"``: the sampler evaluates it in its
-    own variable ``w``, where it stays exact when the value rounds to ``lower``."""
+def default_prior(parameter, coefficient: bool = False):
+    """The prior ``sample`` uses for a parameter without one.
+
+    A coefficient of a PDE (``coefficient=True``) gets a normal centred on its fitted
+    value with standard deviation ``max(|value|, 1)``, cut at its bound where it is
+    positive: flat in the value near the fit, so that where the data bound a small
+    coefficient well from above and weakly from below its draws do not run down
+    towards the bound (a prior flat in ``log(value)`` puts as much mass between 0.003
+    and 0.01 as between 0.01 and 0.03). Any other positive parameter (a variance, a
+    lengthscale, a noise) gets ``lower + exp(w)`` with ``w`` normal, centred on the
+    fitted ``log(value - lower)`` with scale 2 (a factor of e^2 ~ 7 per standard
+    deviation; a log-normal where ``lower`` is 0); any other signed one the normal of
+    a coefficient. Named ``"default_prior"`` and ``"default_value_prior"``: the
+    sampler evaluates them in its own variable ``w``, where they stay exact when the
+    value rounds to ``lower``."""
+    value = parameter.numpy()
+    scale = tf.constant(np.maximum(np.abs(value), 1.0), tf.float64)
+    if parameter.positive and coefficient:
+        return tfp.distributions.TruncatedNormal(
+            tf.constant(value, tf.float64),
+            scale,
+            tf.constant(np.full(parameter.shape, parameter.lower), tf.float64),
+            tf.constant(np.full(parameter.shape, np.inf), tf.float64),
+            name=DEFAULT_VALUE_PRIOR,
+        )
     if parameter.positive:
         loc = tf.constant(parameter.sampling_start(), tf.float64)
         scale = tf.constant(np.full(parameter.shape, 2.0), tf.float64)
@@ -191,15 +209,11 @@ def default_prior(parameter):
         return tfp.distributions.TransformedDistribution(
             tfp.distributions.Normal(loc, scale), parameter.sampling_bijector, name=DEFAULT_PRIOR
         )
-    value = parameter.numpy()
-    return tfp.distributions.Normal(
-        tf.constant(value, tf.float64),
-        tf.constant(np.maximum(np.abs(value), 1.0), tf.float64),
-        name=DEFAULT_PRIOR,
-    )
+    return tfp.distributions.Normal(tf.constant(value, tf.float64), scale, name=DEFAULT_PRIOR)
 
 
-DEFAULT_PRIOR = "default_prior"
+DEFAULT_PRIOR = "default_prior"  # a normal in the sampler's variable w
+DEFAULT_VALUE_PRIOR = "default_value_prior"  # a normal in the value (cut at the bound)
 
 
 def _whitening(hessian: np.ndarray) -> np.ndarray:
@@ -442,9 +456,13 @@ class _Worker:
         self.w0 = self.join(
             [tf.constant(p.sampling_start(), tf.float64) for _, p in self.parameters]
         )
-        # A default prior is a normal in w: its centre and scale are arguments of the
-        # programs; a parameter's own prior enters their key (by identity).
-        self.defaults = [d.name == DEFAULT_PRIOR for d in self.distributions]
+        # A default prior is a normal in w or in the value: its centre and scale are
+        # arguments of the programs; a parameter's own prior enters their key (by
+        # identity).
+        self.defaults = [
+            d.name if d.name in (DEFAULT_PRIOR, DEFAULT_VALUE_PRIOR) else None
+            for d in self.distributions
+        ]
         normals = [getattr(d, "distribution", d) for d in self.distributions]
         self.locs = tuple(
             tf.cast(n.loc, tf.float64) if default else tf.zeros(p.shape, tf.float64)
@@ -457,7 +475,7 @@ class _Worker:
         self.key = (
             objective.key,
             tuple(
-                (p.shape, bool(p.positive), p.lower, None if default else d)
+                (p.shape, bool(p.positive), p.lower, default or d)
                 for (_, p), d, default in zip(self.parameters, self.distributions, self.defaults)
             ),
             max_tree_depth,
@@ -524,9 +542,15 @@ class _Worker:
         )
         for (_, parameter), distribution, default, m, part, loc, scale in parts:
             axes = list(range(-len(parameter.shape), 0))
-            if default:  # a normal in w (the Jacobian included)
+            if default == DEFAULT_PRIOR:  # a normal in w (the Jacobian included)
                 base = tfp.distributions.Normal(loc, scale)
                 terms.append(tf.reduce_sum(base.log_prob(part), axis=axes))
+            elif default == DEFAULT_VALUE_PRIOR:  # a normal in the value, its Jacobian
+                base = tfp.distributions.Normal(loc, scale)
+                terms.append(
+                    tf.reduce_sum(base.log_prob(m.forward(part)), axis=axes)
+                    + m.forward_log_det_jacobian(part, event_ndims=len(parameter.shape))
+                )
             else:
                 terms.append(
                     parameter.log_prior(distribution=distribution, value=m.forward(part))

@@ -394,3 +394,70 @@ def test_sample_draws_the_noises_fit_found_exact_above_a_floor():
     assert as_fitted.noise_floors == {} and "noise_u" not in as_fitted.names
     with pytest.raises(ValueError, match="noise_floor"):
         model.sample(noise_floor=-1.0)
+
+
+def coefficient_model():
+    """1-D, u'' = c u'' data on 6 noisy f points and 4 u points: only the positive
+    coefficient c trainable, the data bounding it weakly."""
+    rng = np.random.default_rng(1)
+    X_u, X_f = np.linspace(0, 1, 4)[:, None], np.linspace(0.1, 0.9, 6)[:, None]
+    c = pigp.Parameter(0.5, positive=True, name="c")
+    kernel = pigp.kernels.SquaredExponential(
+        variance=pigp.Parameter(1.0, trainable=False),
+        lengthscales=pigp.Parameter([0.4], trainable=False),
+    )
+    model = pigp.PIGP(
+        kernel,
+        (c * D("x", 2)).with_dims("x"),
+        noise_u=pigp.Parameter(1e-4, trainable=False),
+        noise_f=pigp.Parameter(0.5, trainable=False),
+        dims=("x",),
+    )
+    y_u = np.sin(2 * X_u[:, 0])
+    y_f = -0.1 * 4 * np.sin(2 * X_f[:, 0]) + 0.3 * rng.standard_normal(6)
+    return model, (X_u, y_u, X_f, y_f), c
+
+
+@pytest.mark.slow
+def test_a_coefficient_without_prior_is_sampled_under_a_normal_in_its_value():
+    model, data, c = coefficient_model()
+    model.fit(*data, steps=300)
+    fitted = float(c.numpy())
+    prior = pigp.sampling.default_prior(c, coefficient=True)
+    scale = max(fitted, 1.0)
+    values = np.array([0.01, fitted, 2.0])
+    np.testing.assert_allclose(
+        prior.log_prob(values).numpy(),
+        scipy.stats.truncnorm(-fitted / scale, np.inf, loc=fitted, scale=scale).logpdf(values),
+        rtol=1e-10,
+    )
+    # The posterior of c on a grid of its value: the likelihood (by the model) times
+    # SciPy's cut normal, against the draws of sample() with no prior given.
+    grid = np.linspace(1e-4, 6.0, 1500)
+    v0 = c.unconstrained.numpy()
+    log_likelihood = []
+    for value in grid:
+        c.unconstrained.assign(np.log(np.expm1(value)))
+        log_likelihood.append(model.log_marginal_likelihood())
+    c.unconstrained.assign(v0)
+    posteriors = {}
+    for name, log_prior in (
+        ("normal", scipy.stats.norm(fitted, scale).logpdf(grid)),
+        ("log-normal", scipy.stats.lognorm(s=2.0, scale=fitted).logpdf(grid)),
+    ):
+        log_post = np.array(log_likelihood) + log_prior
+        weights = np.exp(log_post - log_post.max())
+        weights /= weights.sum()
+        mean = np.sum(weights * grid)
+        posteriors[name] = mean, np.sqrt(np.sum(weights * (grid - mean) ** 2))
+    with pytest.warns(RuntimeWarning, match=r"no prior for \['operator.c'\]"):
+        samples = model.sample(num_results=600, num_burnin=300, num_chains=2, seed=2)
+    draws = samples["operator.c"]
+    ess = float(samples.ess["operator.c"])
+    mean, std = posteriors["normal"]
+    assert ess > 100
+    assert abs(draws.mean() - mean) < 4 * std / np.sqrt(ess)
+    assert abs(draws.std() - std) < 4 * std / np.sqrt(2 * ess) + 0.02 * std
+    # The test tells the two priors apart: under the log-normal the mean is elsewhere.
+    assert abs(posteriors["log-normal"][0] - mean) > 8 * std / np.sqrt(ess)
+    assert samples.priors["operator.c"].name == "default_value_prior"
