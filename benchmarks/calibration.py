@@ -29,8 +29,11 @@ wall times. Prints a table, writes JSON.
     python benchmarks/calibration.py --seeds 20 --noise 0.01 --out results/calibration.json
     python benchmarks/calibration.py --family everyday --noise 0.05 --no-nuts
 
-``--alpha-prior normal`` samples alpha under a normal prior centred on its fitted value
-(std ``max(alpha, 1)``, cut at 0) instead of ``sample``'s default log-normal.
+``--alpha-prior lognormal`` samples alpha under a log-normal of scale 2 centred on its
+fitted value (``sample``'s default for a coefficient before b63e585) instead of
+``sample``'s default, a normal centred on it with std ``max(alpha, 1)``, cut at 0;
+``--alpha-prior normal`` gives that normal as alpha's own prior (the runs that led to the
+default; the same density, sampled through another program).
 ``--target-accept P`` passes ``target_accept=P`` to ``sample`` (default 0.8).
 ``--only S ...`` runs those seeds alone (their rows as in a full run).
 
@@ -126,9 +129,10 @@ def case(
     target_accept: float = 0.8,
 ) -> dict:
     """One seed's row. ``nuts``: sample with NUTS, or not, or a recorded NUTS row to keep.
-    ``alpha_prior``: ``"default"`` (``sample``'s log-normal centred on the fit) or
-    ``"normal"`` (a normal centred on the fitted alpha, std ``max(alpha, 1)``, cut at 0:
-    the signed coefficients' default, kept positive), given to alpha after the fit."""
+    ``alpha_prior``: ``"default"`` (``sample``'s: a normal centred on the fitted alpha,
+    std ``max(alpha, 1)``, cut at 0), ``"normal"`` (that normal given to alpha after
+    the fit as its own prior) or ``"lognormal"`` (a log-normal of scale 2 centred on the
+    fitted alpha, given so: ``sample``'s default before b63e585)."""
     solution, truth = FAMILIES[family]
     X_u, y_u, X_f, y_f = problem(family, seed, noise)
     model, alpha = heat_model(family, kernel, floor)
@@ -137,12 +141,16 @@ def case(
         warnings.simplefilter("ignore")
         model.fit(X_u, y_u, X_f, y_f)
     fit_seconds = time.perf_counter() - start
-    if alpha_prior == "normal":
+    if alpha_prior in ("normal", "lognormal"):
         import tensorflow_probability as tfp
 
         value = float(alpha.numpy())
-        alpha.prior = tfp.distributions.TruncatedNormal(
-            np.float64(value), np.float64(max(value, 1.0)), np.float64(0.0), np.float64(np.inf)
+        alpha.prior = (
+            tfp.distributions.TruncatedNormal(
+                np.float64(value), np.float64(max(value, 1.0)), np.float64(0.0), np.float64(np.inf)
+            )
+            if alpha_prior == "normal"
+            else tfp.distributions.LogNormal(np.float64(np.log(value)), np.float64(2.0))
         )
     X, _ = pigp.plotting.grid(50)
     u = solution(X)[0]
@@ -222,7 +230,7 @@ def main():
     parser.add_argument("--keep-nuts", help="a JSON of an earlier run whose NUTS rows to keep")
     parser.add_argument(
         "--alpha-prior",
-        choices=("default", "normal"),
+        choices=("default", "normal", "lognormal"),
         default="default",
         help="NUTS's prior on alpha (see case)",
     )

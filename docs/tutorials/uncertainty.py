@@ -43,10 +43,12 @@ print({name: choice.kept for name, choice in model.noise_choice.items()})
 # ## Sampling
 #
 # Four chains of 1000 draws after 500 burn-in steps. The parameters without a
-# prior (all of them here) get a weak prior centred on the fitted value (a
-# log-normal for a positive parameter, a normal for a signed one), and
-# `sample` says so in the warning below the cell: give
-# `pigp.Parameter(..., prior=...)` to the parameters the data say little about.
+# prior (all of them here) get a weak prior centred on the fitted value: for
+# a coefficient of the PDE such as $\alpha$ a normal in its value with standard
+# deviation $\max(|\alpha|, 1)$, cut at 0 for a positive one; for the kernel's
+# and the noises' positive parameters a log-normal of scale 2. `sample` says
+# so in the warning below the cell: give `pigp.Parameter(..., prior=...)` to the
+# parameters the data say little about.
 
 # %%
 start = time.perf_counter()
