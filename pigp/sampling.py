@@ -545,13 +545,9 @@ class _Worker:
             if default == DEFAULT_PRIOR:  # a normal in w (the Jacobian included)
                 base = tfp.distributions.Normal(loc, scale)
                 terms.append(tf.reduce_sum(base.log_prob(part), axis=axes))
-            elif default == DEFAULT_VALUE_PRIOR:  # a normal in the value, its Jacobian
-                base = tfp.distributions.Normal(loc, scale)
-                terms.append(
-                    tf.reduce_sum(base.log_prob(m.forward(part)), axis=axes)
-                    + m.forward_log_det_jacobian(part, event_ndims=len(parameter.shape))
-                )
-            else:
+            else:  # a density in the value, and the Jacobian
+                if default == DEFAULT_VALUE_PRIOR:  # a normal, from the programs' arguments
+                    distribution = tfp.distributions.Normal(loc, scale)
                 terms.append(
                     parameter.log_prior(distribution=distribution, value=m.forward(part))
                     + m.forward_log_det_jacobian(part, event_ndims=len(parameter.shape))
