@@ -8,7 +8,7 @@ import scipy.stats
 import tensorflow as tf
 
 import pigp
-from pigp import covariance
+from pigp import covariance, training
 from pigp.experiments import heat_design, heat_solution, relative_l2
 
 
@@ -421,6 +421,82 @@ def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower(mo
     assert first.noise_restart.coefficients is None and first.noise_restart.kept == "first"
     assert float(first_alpha.numpy()) > 1.0
     assert first.parameter_values()["noise_u"] > 0.01
+
+
+@pytest.mark.parametrize(
+    "first, restart, third, kept",
+    [
+        # the lowest loss with louder noise: not kept; the third, quieter and lower, is
+        ((0.09, 13.0), (0.3, 4.0), (0.05, 0.4), "coefficients"),
+        # the restart quieter and lower but still loud; the third higher: the restart
+        ((0.09, 13.0), (0.05, 4.0), (0.02, 0.4), "restart"),
+        # both quieter and lower: the lower of the two
+        ((0.09, 13.0), (0.05, 0.4), (0.02, 4.0), "coefficients"),
+        # the restart quiet (below NOISE_RESTART) and lower: no third start
+        ((0.02, 13.0), (0.009, 4.0), None, "restart"),
+        # neither lower: the first fit, its values back
+        ((0.09, 13.0), (0.05, 13.0), (0.02, 13.0), "first"),
+    ],
+)
+def test_fits_restarts_keep_the_lowest_loss_among_fits_that_call_less_of_the_data_noise(
+    first, restart, third, kept
+):
+    """``fit``'s restarts with a scripted optimiser that puts u's noise (a fraction of
+    its standardised mean square, 1) and the coefficient k where each case says: the
+    rule keeps the fit of lowest loss among those whose u noise is below the first's,
+    starts the restart from the noises a tenth of their start and the third from k a
+    tenth of its start too, and runs the third only where the restart is not kept or
+    leaves u's noise above 1%."""
+    k = pigp.Parameter(4.0, positive=True, name="k")
+    x = np.linspace(0, 1, 12)[:, None]
+    y_u = np.sin(3 * x[:, 0]) + 0.3 * np.random.default_rng(1).standard_normal(12)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(), pigp.D("x", 2) - k * pigp.Identity, dims=("x",)
+    )
+    model.fit(x, y_u, x, -13 * np.sin(3 * x[:, 0]), steps=0)
+    objective, (Xs, y) = model.objective(), model.data.tensors(model.dtype)
+    noises = {s.name: s.noise for s in model.data.sets}
+    start = [(v, v.numpy()) for v in objective.variables]
+    noise_start = {name: float(p.numpy()) for name, p in noises.items()}
+
+    def loss_at(values):
+        noises["u"].assign(values[0])
+        noises["f"].assign(1e-3)
+        k.assign(values[1])
+        return float(objective.loss(Xs, y.numpy()))
+
+    losses = {"first": loss_at(first), "restart": loss_at(restart)}
+    if third is not None:
+        losses["coefficients"] = loss_at(third)
+    loss_at(first)
+    calls = []
+
+    def optimise(adam, lbfgs):
+        calls.append(tuple(float(p.numpy()) for p in (noises["u"], noises["f"], k)))
+        loss_at([restart, third][len(calls) - 1])
+
+    histories = training.History(), training.History()
+    returned = model._restart_if_noisy(objective, Xs, y, start, optimise, *histories)
+    # Each case's premises: which fits are quieter and lower than the first.
+    quieter = {"restart": restart[0] < first[0]}
+    if third is not None:
+        quieter["coefficients"] = third[0] < first[0]
+    candidates = [n for n in quieter if quieter[n] and losses[n] < losses["first"]]
+    assert kept == (min(candidates, key=losses.get) if candidates else "first")
+    assert model.noise_restart.kept == kept
+    # The starts: the noises a tenth of theirs, then k a tenth of its start too.
+    tenth = (0.1 * noise_start["u"], 0.1 * noise_start["f"])
+    assert calls[0] == pytest.approx((*tenth, 4.0))
+    if third is None:
+        assert len(calls) == 1 and model.noise_restart.coefficients is None
+    else:
+        assert calls[1] == pytest.approx((*tenth, 0.4))
+        assert model.noise_restart.coefficients == pytest.approx(-losses["coefficients"])
+    assert model.noise_restart.first == pytest.approx(-losses["first"])
+    assert model.noise_restart.restart == pytest.approx(-losses["restart"])
+    kept_values = {"first": first, "restart": restart, "coefficients": third}[kept]
+    assert (float(noises["u"].numpy()), float(k.numpy())) == pytest.approx(kept_values)
+    assert (returned[0] is histories[0]) == (kept == "first")
 
 
 def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(monkeypatch):
