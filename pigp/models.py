@@ -174,6 +174,18 @@ class NoiseRestart:
     coefficients: float | None = None
 
 
+@dataclass(frozen=True)
+class _Refit:
+    """One of ``fit``'s restarts (``PIGP._restart_if_noisy``)."""
+
+    loss: float
+    evidence: float  # the log marginal likelihood: the loss without the priors' terms
+    values: list  # [(variable, value)]
+    histories: tuple  # (Adam's, L-BFGS-B's)
+    better: bool  # a lower loss than the first fit's, and quieter where it was loud
+    loud: bool  # still above NOISE_RESTART where the first fit was
+
+
 class PIGP(Model):
     """Physics-informed GP regression for a linear operator ``f = L u``.
 
@@ -648,9 +660,8 @@ class PIGP(Model):
             if not name.startswith("kernel.") and not any(p is q for q in noises)
         ]
 
-        def refit(scale_coefficients: bool) -> tuple:
-            """A fit from ``start``, the decided noises (and the coefficients) lower:
-            ``(loss, log marginal likelihood, values, histories, kept-able)``."""
+        def refit(scale_coefficients: bool) -> _Refit:
+            """A fit from ``start``, the decided noises (and the coefficients) lower."""
             for v, value in start:
                 v.assign(value)
             for s in decided:
@@ -668,40 +679,47 @@ class PIGP(Model):
                 raise
             loss = float(objective.loss(Xs, y_numpy))
             after = noise_fractions()
-            # Kept-able where it fits better and calls less of those data noise: a
-            # lower loss with louder noise is the collapse onto data of zeros fitted
-            # exactly, whose likelihood grows without bound
-            # (``_warn_if_noise_explains_data``).
-            better = (
+            return _Refit(
+                loss,
+                # The penalty of these values, which may differ from the first's.
+                float(objective.penalty().numpy()) - loss,
+                [(v, v.numpy()) for v in objective.variables],
+                histories,
+                # Kept-able where it fits better and calls less of those data noise: a
+                # lower loss with louder noise is the collapse onto data of zeros fitted
+                # exactly, whose likelihood grows without bound
+                # (``_warn_if_noise_explains_data``).
                 math.isfinite(loss)
                 and loss < first_loss
-                and all(after[name] < before[name] for name in loud)
+                and all(after[name] < before[name] for name in loud),
+                any(after[name] > NOISE_RESTART for name in loud),
             )
-            # The log marginal likelihood: the loss without the priors' terms (the
-            # penalty of these values, which may differ from the first's).
-            evidence = float(objective.penalty().numpy()) - loss
-            still_loud = any(after[name] > NOISE_RESTART for name in loud)
-            values = [(v, v.numpy()) for v in objective.variables]
-            return loss, evidence, values, histories, better, still_loud
 
         fits = {"restart": refit(False)}
-        third = None
-        restart_loud = fits["restart"][5] or not fits["restart"][4]
-        if COEFFICIENT_RESTART_START is not None and coefficients and restart_loud:
+        restart = fits["restart"]
+        if (
+            COEFFICIENT_RESTART_START is not None
+            and coefficients
+            and (restart.loud or not restart.better)
+        ):
             fits["coefficients"] = refit(True)
-            third = fits["coefficients"][1]
-        better = {label: fit for label, fit in fits.items() if fit[4]}
-        kept = min(better, key=lambda label: better[label][0]) if better else "first"
+        better = {label: fit for label, fit in fits.items() if fit.better}
+        kept = min(better, key=lambda label: better[label].loss) if better else "first"
+        third = fits.get("coefficients")
         self.noise_restart = NoiseRestart(
-            tuple(loud), penalty - first_loss, fits["restart"][1], kept, third
+            tuple(loud),
+            penalty - first_loss,
+            restart.evidence,
+            kept,
+            None if third is None else third.evidence,
         )
         if kept == "first":
             for v, value in first:
                 v.assign(value)
             return adam, lbfgs
-        for v, value in fits[kept][2]:
+        for v, value in fits[kept].values:
             v.assign(value)
-        return fits[kept][3]
+        return fits[kept].histories
 
     def _decide_exact(self, Xs, y, history: training.History) -> None:
         """Treat as exact each data set whose noise ``fit`` decides, where that costs at
