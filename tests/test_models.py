@@ -357,6 +357,15 @@ def _slow_model(**noises):
     return model, alpha
 
 
+def _slow_fit(seed: int, noise: float):
+    """``_slow_model()`` fitted to ``_slow_heat(seed, noise)`` (its warnings ignored)."""
+    model, alpha = _slow_model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(*_slow_heat(seed, noise))
+    return model, alpha
+
+
 @pytest.mark.slow
 def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start(monkeypatch):
     """On this design the default start ends at "u is noise" (a learned noise variance
@@ -364,10 +373,7 @@ def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start(monke
     from noises 10x lower reaches the fit that a start at 1e-4, given by hand, reaches,
     15 nats higher, with alpha near the truth (0.05)."""
     data = _slow_heat(14, 0.05)
-    model, alpha = _slow_model()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(*data)
+    model, alpha = _slow_fit(14, 0.05)
     restart = model.noise_restart
     assert restart is not None and restart.sets == ("u",) and restart.kept == "restart"
     assert restart.restart > restart.first + 10.0
@@ -383,10 +389,7 @@ def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start(monke
     assert 0.02 < float(alpha.numpy()) < 0.05
     # Without the restart the default start stays in the other optimum.
     monkeypatch.setattr(pigp.models, "NOISE_RESTART", None)
-    first, first_alpha = _slow_model()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        first.fit(*data)
+    first, first_alpha = _slow_fit(14, 0.05)
     assert first.noise_restart is None
     assert first.log_marginal_likelihood() == pytest.approx(restart.first, abs=1e-6)
     assert float(first_alpha.numpy()) > 1.0
@@ -402,11 +405,7 @@ def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower(mo
     the u noise at 2.7% of its mean square, and so does the quieter restart; the third
     start, the coefficients a tenth of theirs, finds the exact data explained with the
     true alpha (0.05), tens of nats higher."""
-    data = _slow_heat(15, 0.0)
-    model, alpha = _slow_model()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(*data)
+    model, alpha = _slow_fit(15, 0.0)
     restart = model.noise_restart
     assert restart is not None and restart.sets == ("u",) and restart.kept == "coefficients"
     assert restart.coefficients > max(restart.first, restart.restart) + 50.0
@@ -414,10 +413,7 @@ def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower(mo
     assert float(alpha.numpy()) == pytest.approx(0.05, rel=1e-2)
     # Without the third start the fit keeps the noisy optimum.
     monkeypatch.setattr(pigp.models, "COEFFICIENT_RESTART_START", None)
-    first, first_alpha = _slow_model()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        first.fit(*data)
+    first, first_alpha = _slow_fit(15, 0.0)
     assert first.noise_restart.coefficients is None and first.noise_restart.kept == "first"
     assert float(first_alpha.numpy()) > 1.0
     assert first.parameter_values()["noise_u"] > 0.01
