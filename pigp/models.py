@@ -60,14 +60,14 @@ EXACT_REFIT = 100
 EXACT_REFIT_RATE = 0.1
 EXACT_REFIT_WINDOW = 5
 
-#: Where a data set whose noise ``fit`` decides ends with a learned noise variance above
-#: this fraction of its (standardised) mean square, the fit is run once more from the
-#: same start with every noise ``fit`` decides started ``NOISE_RESTART_START`` times
-#: lower, and that fit is kept where its loss and those noises are lower
-#: (``model.noise_restart``): from the default
-#: start the marginal likelihood can settle on "these data are noise" (the field
-#: smooth, a coefficient near its start) where a fit from a quieter start finds the
-#: data explained by the field, many nats higher. None: no restart.
+#: Where a data set's learned noise variance (left to ``fit``, or started by the user)
+#: ends above this fraction of its (standardised) mean square, the fit is run once more
+#: from the same start with every learned noise started ``NOISE_RESTART_START`` times
+#: lower (its distance above its lower bound), and that fit is kept where its loss and
+#: those noises are lower (``model.noise_restart``): from its start the marginal
+#: likelihood can settle on "these data are noise" (the field smooth, a coefficient near
+#: its start) where a fit from a quieter start finds the data explained by the field,
+#: many nats higher. None: no restart.
 NOISE_RESTART = 0.01
 NOISE_RESTART_START = 0.1
 
@@ -207,8 +207,9 @@ class PIGP(Model):
             treated as exact (variance 0) where the log marginal likelihood loses
             at most ``EXACT_EVIDENCE`` nats by it (``model.noise_choice`` has the
             figures); ``0``: exact data, not learned; a positive number: the
-            initial value, learned; a ``pigp.Parameter`` (``trainable=False``
-            fixes it).
+            initial value, learned (restarted from a tenth of it where it ends above
+            ``NOISE_RESTART``, as the default is); a ``pigp.Parameter``
+            (``trainable=False`` fixes it; a trainable one is restarted likewise).
         noise_f: the same for the f data.
         dims: column names of X (e.g. ``("x", "t")``) when the operator does not
             declare them.
@@ -630,19 +631,19 @@ class PIGP(Model):
         return isinstance(self.operator, Nonlinear)
 
     def _restart_if_noisy(self, objective, Xs, y, start, optimise, adam, lbfgs) -> tuple:
-        """``NOISE_RESTART``: where a learned noise that ``fit`` decides explains more
-        than that fraction of its data's mean square, fit once more from ``start`` with
-        every noise that ``fit`` decides started ``NOISE_RESTART_START`` times lower;
+        """``NOISE_RESTART``: where a learned noise explains more than that fraction of
+        its data's mean square, fit once more from ``start`` with every learned noise
+        started ``NOISE_RESTART_START`` times lower (above its lower bound);
         where that leaves the data noisy, once more with the coefficients started lower
         too (``COEFFICIENT_RESTART_START``). Keep the fit of lowest loss among those
         whose noises that set it off are lower than the first's. Returns the kept
         fit's histories."""
         if NOISE_RESTART is None:
             return adam, lbfgs
-        decided = [s for s in self.data.sets if s.noise_decided_by_fit and s.noise.trainable]
+        learned = [s for s in self.data.sets if s.noise.trainable]
 
         def noise_fractions():
-            fractions = {s.name: self._noise_fraction(s) for s in decided}
+            fractions = {s.name: self._noise_fraction(s) for s in learned}
             return {name: f for name, f in fractions.items() if f is not None}
 
         before = noise_fractions()
@@ -661,11 +662,12 @@ class PIGP(Model):
         ]
 
         def refit(scale_coefficients: bool) -> _Refit:
-            """A fit from ``start``, the decided noises (and the coefficients) lower."""
+            """A fit from ``start``, the learned noises (and the coefficients) lower."""
             for v, value in start:
                 v.assign(value)
-            for s in decided:
-                s.noise.assign(float(s.noise.numpy()) * NOISE_RESTART_START)
+            for s in learned:
+                lower = s.noise.lower
+                s.noise.assign(lower + NOISE_RESTART_START * (s.noise.numpy() - lower))
             if scale_coefficients:
                 for p in coefficients:
                     p.assign(p.lower + COEFFICIENT_RESTART_START * (p.numpy() - p.lower))

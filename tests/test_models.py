@@ -419,6 +419,39 @@ def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower(mo
     assert first.parameter_values()["noise_u"] > 0.01
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_noise_started_by_the_user_is_restarted_too(bounded):
+    """Seed 8 at 5% noise with u's and f's noise variances started at their true values
+    (learned; a number, or a Parameter bounded below by 1e-5): from there the fit ended
+    with alpha 3.13 and u's noise at 11% of its mean square, 24 nats below the fit that
+    the default workflow (noises left to ``fit``) reaches; the restart from noises a
+    tenth of theirs (above the bound) reaches that fit."""
+    data = _slow_heat(8, 0.05)
+    X_u, X_f = data[0], data[2]
+    x, t = X_u[:, 0], X_u[:, 1]
+    u = np.exp(-2 * t) * np.sin(np.pi * x) + x**2 * t
+    x, t = X_f[:, 0], X_f[:, 1]
+    f = (np.pi**2 * 0.05 - 2) * np.exp(-2 * t) * np.sin(np.pi * x) + x**2 - 0.1 * t
+    scale = np.mean(data[1] ** 2)  # standardised units: u's mean square
+    true = {"noise_u": 0.05**2 * np.mean(u**2) / scale, "noise_f": 0.05**2 * np.mean(f**2) / scale}
+    if bounded:
+        true = {k: pigp.Parameter(v, lower=1e-5) for k, v in true.items()}
+    model, alpha = _slow_model(**true)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(*data)
+    default, default_alpha = _slow_fit(8, 0.05)
+    restart = model.noise_restart
+    assert restart is not None and restart.sets == ("u",) and restart.kept == "restart"
+    assert restart.restart > restart.first + 20.0
+    assert model.log_marginal_likelihood() == pytest.approx(
+        default.log_marginal_likelihood(), abs=1e-2
+    )
+    assert float(alpha.numpy()) == pytest.approx(float(default_alpha.numpy()), rel=1e-2)
+    assert 0.02 < float(alpha.numpy()) < 0.05
+
+
 @pytest.mark.parametrize(
     "first, restart, third, kept",
     [
