@@ -665,9 +665,9 @@ class PIGP(Model):
             """A fit from ``start``, the learned noises (and the coefficients) lower."""
             for v, value in start:
                 v.assign(value)
-            for s in learned:
-                lower = s.noise.lower
-                s.noise.assign(lower + NOISE_RESTART_START * (s.noise.numpy() - lower))
+            for noise in {id(s.noise): s.noise for s in learned}.values():  # shared: once
+                lower = noise.lower
+                noise.assign(lower + NOISE_RESTART_START * (noise.numpy() - lower))
             if scale_coefficients:
                 for p in coefficients:
                     p.assign(p.lower + COEFFICIENT_RESTART_START * (p.numpy() - p.lower))

@@ -528,6 +528,30 @@ def test_fits_restarts_keep_the_lowest_loss_among_fits_that_call_less_of_the_dat
     assert (returned[0] is histories[0]) == (kept == "first")
 
 
+def test_a_noise_shared_by_two_sets_is_restarted_a_tenth_of_its_start_once():
+    """One Parameter as both sets' noise, ending loud: each restart starts it at a tenth
+    of its start, not a hundredth (a set at a time)."""
+    shared = pigp.Parameter(2e-3, positive=True, name="shared")
+    x = np.linspace(0, 1, 12)[:, None]
+    y_u = np.sin(3 * x[:, 0]) + 0.3 * np.random.default_rng(1).standard_normal(12)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.D("x", 2) - pigp.Parameter(4.0, positive=True) * pigp.Identity,
+        noise_u=shared,
+        noise_f=shared,
+        dims=("x",),
+    )
+    model.fit(x, y_u, x, -13 * np.sin(3 * x[:, 0]), steps=0)
+    objective, (Xs, y) = model.objective(), model.data.tensors(model.dtype)
+    start = [(v, v.numpy()) for v in objective.variables]
+    shared.assign(0.09)
+    starts = []
+    model._restart_if_noisy(
+        objective, Xs, y, start, lambda *h: starts.append(float(shared.numpy())), None, None
+    )
+    assert starts == pytest.approx([2e-4, 2e-4])
+
+
 def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(monkeypatch):
     """The exact-data trial's refit of a noisy set ends once it stops closing the gap
     to ``EXACT_EVIDENCE`` (``EXACT_REFIT_RATE``); run to convergence instead
