@@ -630,6 +630,16 @@ class PIGP(Model):
         """Whether the model's equation is nonlinear (``pigp.operators.nonlinear``)."""
         return isinstance(self.operator, Nonlinear)
 
+    def _trainable_coefficients(self) -> list:
+        """``[(name, Parameter)]`` of the trainable PDE coefficients: the trainable
+        parameters that are neither the kernel's nor a data set's noise."""
+        noises = [s.noise for s in self.data.sets]
+        return [
+            (name, p)
+            for name, p in self.trainable_parameters()
+            if not name.startswith("kernel.") and not any(p is q for q in noises)
+        ]
+
     def _restart_if_noisy(self, objective, Xs, y, start, optimise, adam, lbfgs) -> tuple:
         """``NOISE_RESTART``: where a learned noise explains more than that fraction of
         its data's mean square, fit once more from ``start`` with every learned noise
@@ -654,12 +664,7 @@ class PIGP(Model):
         penalty = float(objective.penalty().numpy())  # 0 without priors
         first_loss = float(objective.loss(Xs, y_numpy))
         first = [(v, v.numpy()) for v in objective.variables]
-        noises = [s.noise for s in self.data.sets]
-        coefficients = [
-            p
-            for name, p in self.trainable_parameters()
-            if not name.startswith("kernel.") and not any(p is q for q in noises)
-        ]
+        coefficients = [p for _, p in self._trainable_coefficients()]
 
         def refit(scale_coefficients: bool) -> _Refit:
             """A fit from ``start``, the learned noises (and the coefficients) lower."""
@@ -1319,12 +1324,7 @@ class PIGP(Model):
         from .uncertainty import hessian
 
         parameters = self.trainable_parameters()
-        noises = [s.noise for s in self.data.sets]
-        coefficients = {
-            name
-            for name, p in parameters
-            if not name.startswith("kernel.") and not any(p is q for q in noises)
-        }
+        coefficients = {name for name, _ in self._trainable_coefficients()}
         priors = {
             name: p.prior
             if p.prior is not None

@@ -428,11 +428,7 @@ def test_a_noise_started_by_the_user_is_restarted_too(bounded):
     the default workflow (noises left to ``fit``) reaches; the restart from noises a
     tenth of theirs (above the bound) reaches that fit."""
     data = _slow_heat(8, 0.05)
-    X_u, X_f = data[0], data[2]
-    x, t = X_u[:, 0], X_u[:, 1]
-    u = np.exp(-2 * t) * np.sin(np.pi * x) + x**2 * t
-    x, t = X_f[:, 0], X_f[:, 1]
-    f = (np.pi**2 * 0.05 - 2) * np.exp(-2 * t) * np.sin(np.pi * x) + x**2 - 0.1 * t
+    _, u, _, f = _slow_heat(8, 0.0)  # the same points, without the noise
     scale = np.mean(data[1] ** 2)  # standardised units: u's mean square
     true = {"noise_u": 0.05**2 * np.mean(u**2) / scale, "noise_f": 0.05**2 * np.mean(f**2) / scale}
     if bounded:
@@ -450,6 +446,23 @@ def test_a_noise_started_by_the_user_is_restarted_too(bounded):
     )
     assert float(alpha.numpy()) == pytest.approx(float(default_alpha.numpy()), rel=1e-2)
     assert 0.02 < float(alpha.numpy()) < 0.05
+
+
+def _scripted_restart(k, **noises):
+    """A fitted-to-nothing (``steps=0``) model of ``u'' - k u = f`` on 12 points, for
+    calling ``_restart_if_noisy`` with a scripted optimiser: ``(model, objective, Xs, y,
+    start)``."""
+    x = np.linspace(0, 1, 12)[:, None]
+    y_u = np.sin(3 * x[:, 0]) + 0.3 * np.random.default_rng(1).standard_normal(12)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.D("x", 2) - k * pigp.Identity,
+        dims=("x",),
+        **noises,
+    )
+    model.fit(x, y_u, x, -13 * np.sin(3 * x[:, 0]), steps=0)
+    objective, (Xs, y) = model.objective(), model.data.tensors(model.dtype)
+    return model, objective, Xs, y, [(v, v.numpy()) for v in objective.variables]
 
 
 @pytest.mark.parametrize(
@@ -477,15 +490,8 @@ def test_fits_restarts_keep_the_lowest_loss_among_fits_that_call_less_of_the_dat
     tenth of its start too, and runs the third only where the restart is not kept or
     leaves u's noise above 1%."""
     k = pigp.Parameter(4.0, positive=True, name="k")
-    x = np.linspace(0, 1, 12)[:, None]
-    y_u = np.sin(3 * x[:, 0]) + 0.3 * np.random.default_rng(1).standard_normal(12)
-    model = pigp.PIGP(
-        pigp.kernels.SquaredExponential(), pigp.D("x", 2) - k * pigp.Identity, dims=("x",)
-    )
-    model.fit(x, y_u, x, -13 * np.sin(3 * x[:, 0]), steps=0)
-    objective, (Xs, y) = model.objective(), model.data.tensors(model.dtype)
+    model, objective, Xs, y, start = _scripted_restart(k)
     noises = {s.name: s.noise for s in model.data.sets}
-    start = [(v, v.numpy()) for v in objective.variables]
     noise_start = {name: float(p.numpy()) for name, p in noises.items()}
 
     def loss_at(values):
@@ -532,18 +538,8 @@ def test_a_noise_shared_by_two_sets_is_restarted_a_tenth_of_its_start_once():
     """One Parameter as both sets' noise, ending loud: each restart starts it at a tenth
     of its start, not a hundredth (a set at a time)."""
     shared = pigp.Parameter(2e-3, positive=True, name="shared")
-    x = np.linspace(0, 1, 12)[:, None]
-    y_u = np.sin(3 * x[:, 0]) + 0.3 * np.random.default_rng(1).standard_normal(12)
-    model = pigp.PIGP(
-        pigp.kernels.SquaredExponential(),
-        pigp.D("x", 2) - pigp.Parameter(4.0, positive=True) * pigp.Identity,
-        noise_u=shared,
-        noise_f=shared,
-        dims=("x",),
-    )
-    model.fit(x, y_u, x, -13 * np.sin(3 * x[:, 0]), steps=0)
-    objective, (Xs, y) = model.objective(), model.data.tensors(model.dtype)
-    start = [(v, v.numpy()) for v in objective.variables]
+    k = pigp.Parameter(4.0, positive=True)
+    model, objective, Xs, y, start = _scripted_restart(k, noise_u=shared, noise_f=shared)
     shared.assign(0.09)
     starts = []
     model._restart_if_noisy(
