@@ -16,7 +16,8 @@ set's root mean square on u and f:
 ``raissi`` keeps its recorded settings (both noise variances given as parameters
 from 1e-3, ``--noise-floor`` bounding them from below, for the noise-free case); the
 other families follow the documented default workflow: no noise given (``fit``
-decides), ``--kernel`` (``squared_exponential``, ``matern52``, ``spectral_mixture``
+decides), ``--kernel`` (``squared_exponential``, ``matern52``, ``spectral_mixture``,
+``decaying``: ``Decaying(SquaredExponential())``, an amplitude exp(-rate t) learned,
 or ``auto``), ``fit()``, ``parameter_uncertainty()``, ``sample()``. One design and
 noise draw per seed. For each seed: the 95% interval of alpha from the Laplace
 approximation (ML-II +- 1.96 std) and from NUTS (``model.sample`` with its defaults:
@@ -87,6 +88,7 @@ KERNELS = {
     "squared_exponential": pigp.kernels.SquaredExponential,
     "matern52": pigp.kernels.Matern52,
     "spectral_mixture": lambda: pigp.kernels.SpectralMixture(1),
+    "decaying": lambda: pigp.kernels.Decaying(pigp.kernels.SquaredExponential()),
     "auto": lambda: "auto",
 }
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ._tensorflow import tf
 from .derivatives import partials
-from .kernels import Fields, Warped, cosine, gaussian, hermite
+from .kernels import Decaying, Fields, Warped, cosine, gaussian, hermite
 
 __all__ = [
     "operator_pair",
@@ -115,6 +115,8 @@ def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
     d = x1.shape[-1]
     if isinstance(kernel, Warped):
         return warped_partials(kernel, x1, x2, indices)
+    if isinstance(kernel, Decaying):
+        return decaying_partials(kernel, x1, x2, indices)
     if kernel.stationary:
         r = [x1[..., c] - x2[..., c] for c in range(d)]
         factors = kernel.separable(x1.dtype)
@@ -133,6 +135,40 @@ def _partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
         return kernel.pair(tf.stack(cols[:d], axis=-1), tf.stack(cols[d:], axis=-1))
 
     return partials(function, columns, indices)
+
+
+def decaying_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
+    """Partial derivatives of a ``Decaying`` kernel ``a(s1) a(s2) b(x1, x2)``, ``a(s) =
+    exp(-rate s)`` of column ``c``, at multi-indices into ``(x1, x2)``: by Leibniz's rule
+    in column ``c``, ``d^m_s1 d^n_s2 (a a b) = a a sum_j,l C(m, j) C(n, l) (-rate)^(j + l)
+    d^(m - j)_s1 d^(n - l)_s2 b``, with the base's derivatives taken by ``_partials``
+    (into ``r = x1 - x2``, sign ``(-1)^|index_2|``, where the base is stationary)."""
+    d, c = x1.shape[-1], kernel.column
+    base = kernel.kernel
+    plans, needed = {}, set()
+    for index in indices:
+        first, second = list(index[:d]), list(index[d:])
+        plan = []
+        for j in range(first[c] + 1):
+            for k in range(second[c] + 1):
+                a, b = list(first), list(second)
+                a[c] -= j
+                b[c] -= k
+                if base.stationary:
+                    key, sign = tuple(p + q for p, q in zip(a, b)), (-1.0) ** sum(b)
+                else:
+                    key, sign = tuple(a) + tuple(b), 1.0
+                plan.append((sign * math.comb(first[c], j) * math.comb(second[c], k), j + k, key))
+                needed.add(key)
+        plans[index] = plan
+    values = _partials(base, x1, x2, needed)
+    rate = kernel.rate.value(x1.dtype)
+    amplitude = kernel.amplitude(x1) * kernel.amplitude(x2)
+    return {
+        index: amplitude
+        * tf.add_n([weight * (-rate) ** power * values[key] for weight, power, key in plan])
+        for index, plan in plans.items()
+    }
 
 
 def operator_pair(

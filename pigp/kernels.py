@@ -33,6 +33,7 @@ __all__ = [
     "Product",
     "Custom",
     "Warped",
+    "Decaying",
     "steepening_front",
     "forming_front",
     "tanh_front",
@@ -752,6 +753,72 @@ class Warped(Kernel):
 
     def pair(self, x1, x2):
         return self.kernel.pair(self.warp(x1), self.warp(x2))
+
+
+class Decaying(Kernel):
+    """A field whose amplitude changes exponentially along one column:
+    ``u(x) = exp(-rate * x_c) g(x)`` with ``g ~ GP(0, kernel)``, so
+    ``k(x1, x2) = exp(-rate * (x1_c + x2_c)) kernel(x1, x2)``.
+
+    The solutions of a diffusion equation decay in time at the rates of their
+    modes; a stationary kernel gives every time the same variance and the same
+    typical ``u_t`` for a given ``u``, and its posterior shrinks ``u_t`` of a
+    decaying field towards 0. Learning ``rate`` (either sign: growth is
+    ``rate < 0``) lets the prior say that ``u_t`` follows ``-rate * u``. With
+    ``rate = 0`` the kernel is ``kernel`` itself.
+
+    Operator blocks take the base kernel's derivatives (its closed forms where it
+    has them) and the amplitude's, ``d^j/ds^j exp(-rate s) = (-rate)^j exp(-rate s)``,
+    combined by Leibniz's rule.
+
+    Args:
+        kernel: the base kernel of ``g``, e.g. ``SquaredExponential()``.
+        column: the index of the column the amplitude changes along (default 1:
+            ``t`` in ``(x, t)``).
+        rate: the initial rate (default 0) or a ``Parameter``; learned, signed.
+    """
+
+    stationary = False
+
+    def __init__(self, kernel: Kernel, column: int = 1, rate=0.0, name: str | None = None):
+        super().__init__(name=name)
+        if not isinstance(kernel, Kernel) or isinstance(kernel, Fields):
+            raise ValueError(f"kernel: expected a pigp.kernels.Kernel of one field, got {kernel!r}")
+        if isinstance(column, bool) or not isinstance(column, (int, np.integer)) or column < 0:
+            raise ValueError(f"column: expected a column index >= 0, got {column!r}")
+        if not isinstance(rate, Parameter):
+            rate = float(rate)
+            if not np.isfinite(rate):
+                raise ValueError(f"rate: expected a finite number or a Parameter, got {rate!r}")
+            rate = Parameter(rate, positive=False, name="rate")
+        self.kernel = kernel
+        self.column = int(column)
+        self.rate = rate
+        self.max_order = kernel.max_order
+
+    def build(self, X):
+        if self.column >= X.shape[1]:
+            raise ValueError(
+                f"column: expected an index below the inputs' {X.shape[1]} columns, "
+                f"got {self.column}"
+            )
+        self.kernel.build(X)
+
+    @property
+    def parameters(self) -> dict:
+        out = {f"kernel.{k}": v for k, v in self.kernel.parameters.items()}
+        out["rate"] = self.rate
+        return out
+
+    def get_config(self) -> dict:
+        return {"kernel": self.kernel, "column": self.column, "rate": self.rate}
+
+    def amplitude(self, x: tf.Tensor) -> tf.Tensor:
+        """``exp(-rate * x_c)`` at points ``x`` (..., d)."""
+        return tf.exp(-self.rate.value(x.dtype) * x[..., self.column])
+
+    def pair(self, x1, x2):
+        return self.amplitude(x1) * self.amplitude(x2) * self.kernel.pair(x1, x2)
 
 
 def tanh_front(x, strength, width, center=0.0):

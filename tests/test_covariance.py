@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import sympy as sp
 import tensorflow as tf
 from conftest import se_expr, sympy_block
 
@@ -354,3 +355,24 @@ def test_warped_kernel_blocks_match_sympy(rng, base, warp):
             np.testing.assert_allclose(
                 K, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max(), err_msg=f"{a}, {b}"
             )
+
+
+@pytest.mark.parametrize("rate", [0.8, -0.5])
+@pytest.mark.parametrize("left,right", [("u", "u"), ("u", "f"), ("f", "u"), ("f", "f")])
+def test_decaying_blocks_match_sympy(rng, rate, left, right):
+    """``Decaying``: exp(-rate (t1 + t2)) k_SE, its heat blocks by Leibniz's rule on the
+    base's closed forms, against sympy's derivatives of the whole product."""
+    alpha, variance, lengthscales = 0.7, 1.3, np.array([0.4, 0.9])
+    kernel = pigp.kernels.Decaying(pigp.kernels.SquaredExponential(variance, lengthscales), 1, rate)
+    se = se_expr(variance, lengthscales)
+    product = lambda z1, z2: sp.exp(-rate * (z1[1] + z2[1])) * se(z1, z2)
+    ops = {"u": IDENTITY, "f": HEAT(alpha)}
+    terms = {"u": pigp.Identity.resolve(2), "f": pigp.operators.heat(alpha).resolve(2)}
+    X1 = rng.uniform(size=(6, 2))
+    X2 = np.concatenate([rng.uniform(size=(4, 2)), X1[:3]])  # distinct and coincident pairs
+    K = block(kernel, tf.constant(X1), tf.constant(X2), terms[left], terms[right]).numpy()
+    closed_form = sympy_block(product, ops[left], ops[right], 2)
+    np.testing.assert_allclose(K, closed_form(X1, X2), rtol=1e-11, atol=1e-12)
+    if left == right:
+        diagonal = block_diag(kernel, tf.constant(X1), terms[left], terms[left]).numpy()
+        np.testing.assert_allclose(diagonal, np.diag(closed_form(X1, X1)), rtol=1e-11)

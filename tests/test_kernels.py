@@ -400,3 +400,53 @@ def test_spectral_mixture_fit_laplace_and_sampling_log_no_tensorflow_warning(rng
     assert not np.isnan(std)
     logged = [r.getMessage()[:120] for r in caplog.records if r.name == "tensorflow"]
     assert not logged
+
+
+def test_decaying_kernel_matches_nested_tapes_with_gradients(rng):
+    """``Decaying`` (Leibniz's rule on the base's closed forms) against the same product
+    written as a ``Custom`` pair function times the base (nested tapes through both
+    points): heat blocks and their gradients in the rate and the base's parameters, at
+    distinct and coincident points; and with rate 0 it is the base kernel itself."""
+    rate = pigp.Parameter(0.9, positive=False)
+    base = pigp.kernels.Matern52(1.3, [0.4, 0.7])
+    decaying = pigp.kernels.Decaying(base, column=1, rate=rate)
+    amplitude = pigp.kernels.Custom(
+        lambda x1, x2, rate: tf.exp(-rate * (x1[..., 1] + x2[..., 1])), {"rate": rate}
+    )
+    X, terms = _heat_points(rng)
+    variables = [rate.unconstrained, *(p.unconstrained for p in base.parameters.values())]
+    results = []
+    for kernel in (decaying, base * amplitude):
+        with tf.GradientTape() as tape:
+            K = block(kernel, tf.constant(X), tf.constant(X), terms, terms)
+            loss = tf.reduce_sum(tf.sin(K))
+        results.append((K.numpy(), [g.numpy() for g in tape.gradient(loss, variables)]))
+    (K, gradients), (reference, reference_gradients) = results
+    np.testing.assert_allclose(K, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
+    for g, r in zip(gradients, reference_gradients):
+        assert np.all(g != 0)
+        np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12 * np.abs(r).max())
+    rate.assign(0.0)
+    np.testing.assert_allclose(
+        block(decaying, tf.constant(X), tf.constant(X), terms, terms).numpy(),
+        block(base, tf.constant(X), tf.constant(X), terms, terms).numpy(),
+        rtol=1e-12,
+    )
+
+
+def test_decaying_kernel_refuses_bad_arguments():
+    se = pigp.kernels.SquaredExponential()
+    with pytest.raises(ValueError, match="kernel: expected"):
+        pigp.kernels.Decaying("se")
+    with pytest.raises(ValueError, match="kernel: expected"):
+        pigp.kernels.Decaying(pigp.kernels.Fields({"u": se}))
+    for column in (-1, 1.0, True, "t"):
+        with pytest.raises(ValueError, match="column: expected"):
+            pigp.kernels.Decaying(se, column=column)
+    with pytest.raises(ValueError, match="rate: expected a finite"):
+        pigp.kernels.Decaying(se, rate=np.nan)
+    model = pigp.PIGP(pigp.kernels.Decaying(se, column=2), pigp.operators.heat(1.0))
+    X = np.random.default_rng(0).uniform(size=(5, 2))
+    with pytest.raises(ValueError, match="column: expected an index below"):
+        model.fit(X, np.sin(X[:, 0]), X, np.cos(X[:, 0]), steps=1)
+    assert model.data is None
