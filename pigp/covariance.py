@@ -162,11 +162,13 @@ def decaying_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
                 needed.add(key)
         plans[index] = plan
     values = _partials(base, x1, x2, needed)
-    rate = kernel.rate.value(x1.dtype)
+    powers = [tf.ones([], x1.dtype)]  # (-rate)^j by products: pow's gradient at 0 is NaN
+    for _ in range(max(power for plan in plans.values() for _, power, _ in plan)):
+        powers.append(powers[-1] * -kernel.rate.value(x1.dtype))
     amplitude = kernel.amplitude(x1) * kernel.amplitude(x2)
     return {
         index: amplitude
-        * tf.add_n([weight * (-rate) ** power * values[key] for weight, power, key in plan])
+        * tf.add_n([weight * powers[power] * values[key] for weight, power, key in plan])
         for index, plan in plans.items()
     }
 
