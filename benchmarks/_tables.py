@@ -229,13 +229,26 @@ def exact_data() -> str:
 #: (JSON in results/, family, alpha, noise) of ``benchmarks/calibration.py``'s runs
 CALIBRATION_RUNS = (
     ("calibration", "Raissi et al.'s, noise variances given", 1.0, 0.01),
-    ("calibration_everyday_0.01", "everyday: sin(πx) cos(πt) + x(1-x)/2", 0.5, 0.01),
-    ("calibration_everyday_0.05", "everyday: sin(πx) cos(πt) + x(1-x)/2", 0.5, 0.05),
-    ("calibration_cosine_0.01", "cosine: e^-t cos(2πx) + xt", 0.2, 0.01),
-    ("calibration_cosine_0.05", "cosine: e^-t cos(2πx) + xt", 0.2, 0.05),
-    ("calibration_slow_0.01", "slow: e^-2t sin(πx) + x²t", 0.05, 0.01),
-    ("calibration_slow_0.05", "slow: e^-2t sin(πx) + x²t", 0.05, 0.05),
+    *(
+        (f"calibration_{family}_{noise}{suffix}", label, alpha, noise)
+        for family, label, alpha in (
+            ("everyday", "everyday: sin(πx) cos(πt) + x(1-x)/2", 0.5),
+            ("cosine", "cosine: e^-t cos(2πx) + xt", 0.2),
+            ("slow", "slow: e^-2t sin(πx) + x²t", 0.05),
+        )
+        for noise in (0.01, 0.05)
+        for suffix in ("", "_decaying")
+    ),
 )
+
+#: How the table names the kernels of ``calibration.py --kernel``.
+CALIBRATION_KERNELS = {
+    "squared_exponential": "SE",
+    "decaying": "Decaying(SE)",
+    "spectral_mixture": "SM(1)",
+    "matern52": "Matérn 5/2",
+    "auto": "auto",
+}
 
 
 def calibration() -> str:
@@ -263,11 +276,13 @@ def calibration() -> str:
             if all("delta_contains_truth" in r["laplace"] for r in rows)
             else "–"
         )
+        kernel = _load(name)["summary"].get("kernel", "squared_exponential")
         body.append(
             (
                 family,
                 f"{alpha:g}",
                 f"{noise:.0%}",
+                CALIBRATION_KERNELS.get(kernel, kernel),
                 held("laplace"),
                 delta,
                 held("nuts"),
@@ -278,6 +293,7 @@ def calibration() -> str:
         "family",
         "α",
         "noise",
+        "kernel",
         "Laplace holds α",
         "± 1.96 std holds α",
         "NUTS holds α",
