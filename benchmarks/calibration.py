@@ -207,6 +207,7 @@ def case(
         "kernel_fitted": type(model.kernel).__name__,
         "kernel_choice": {k: float(v) for k, v in model.kernel_choice.items()},
         "rate": float(model.kernel.rate.numpy()) if hasattr(model.kernel, "rate") else None,
+        "evidence": model.log_marginal_likelihood(),
         "noise_restart": None
         if model.noise_restart is None
         else dataclasses.asdict(model.noise_restart),
