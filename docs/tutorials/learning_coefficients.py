@@ -114,3 +114,53 @@ print(f"nu = {nu.numpy():.5f} ± {std['operator.nu']:.1e} (true {nu_true})")
 # warning that names the parameter and how to lift the bound. The wave speed
 # in `D("t", 2) - c ** 2 * D("x", 2)` is learned the same way (its sign is not
 # identifiable, only $c^2$).
+
+# %% [markdown]
+# ## A field that decays in time
+#
+# A stationary kernel such as the squared exponential gives u the same prior
+# variance at every time, and expects $u_t$ no larger than u over a
+# lengthscale. A diffusing field decays: $u = e^{-2t}\sin(\pi x) + x^2 t$ solves
+# $u_t = \alpha u_{xx} + f$ with $\alpha = 0.05$ (the calibration page's "slow"
+# family). There $u_t$ and $\alpha u_{xx}$ both follow the decaying mode and
+# $\alpha$ shows only in their difference, a quarter of f, so the posterior's
+# pull of $u_t$ towards 0 moves $\alpha$ four times as much.
+# `pigp.kernels.Decaying(kernel)` multiplies the prior by an amplitude
+# $e^{-r t}$ in column 1 (`column=`) with the rate $r$ learned (either sign; at
+# $r = 0$ it is `kernel` itself). One seed with 5% noise, 20 u and 20 f values,
+# the one where the squared exponential's interval misses worst of the 20 the
+# calibration page runs:
+
+# %%
+rng = np.random.default_rng(11)
+X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+slow_u = lambda X: (
+    np.exp(-2 * X[:, 1]) * np.sin(np.pi * X[:, 0]) + X[:, 0] ** 2 * X[:, 1]
+)
+slow_f = lambda X: (  # u_t - 0.05 u_xx
+    (0.05 * np.pi**2 - 2) * np.exp(-2 * X[:, 1]) * np.sin(np.pi * X[:, 0])
+    + X[:, 0] ** 2
+    - 0.1 * X[:, 1]
+)
+y_u, y_f = slow_u(X_u), slow_f(X_f)
+y_u = y_u + 0.05 * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(20)
+y_f = y_f + 0.05 * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(20)
+for kernel in (
+    pigp.kernels.SquaredExponential(),
+    pigp.kernels.Decaying(pigp.kernels.SquaredExponential()),
+):
+    alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
+    model = pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha))
+    model.fit(X_u, y_u, X_f, y_f)
+    low, high = model.parameter_intervals()["operator.diffusivity"]
+    print(
+        f"{type(kernel).__name__:18s} alpha = {alpha.numpy():.4f}, 95% [{low:.4f}, {high:.4f}],"
+        f" log evidence {model.log_marginal_likelihood():.1f}"
+    )
+print(f"learned rate r = {model.parameter_values()['kernel.rate']:.2f}")
+
+# %% [markdown]
+# The decaying prior has the higher evidence, so the data themselves prefer it,
+# and its interval holds 0.05. Over the calibration page's 20 seeds it moves
+# the median estimate from 0.032 to 0.040 and the intervals hold the truth
+# more often; see that page for the figures with NUTS.
