@@ -93,6 +93,18 @@ def test_custom_kernel_needs_its_function(heat_data, tmp_path):
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
 
 
+def _round_trip(kernel, heat_data, path):
+    """``(model, loaded)``: a heat model of ``kernel`` trained 10 Adam steps, saved to
+    ``path`` and loaded, after checking the loaded one predicts f to the bit."""
+    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
+    model.fit(*heat_data, steps=10, optimizer="adam")
+    model.save(path)
+    loaded = pigp.load(path)
+    X = heat_data[0]
+    np.testing.assert_array_equal(model.predict(X, "f")[0], loaded.predict(X, "f")[0])
+    return model, loaded
+
+
 def test_warped_kernel_round_trips(heat_data, tmp_path):
     """A ``Warped`` kernel saves its base kernel, its warp (by import path) and the
     warp's parameters; the loaded model predicts the same values to the bit."""
@@ -101,12 +113,7 @@ def test_warped_kernel_round_trips(heat_data, tmp_path):
         [pigp.kernels.tanh_front, None],
         {"strength": 0.3, "width": 0.2},
     )
-    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
-    model.fit(*heat_data, steps=10, optimizer="adam")
-    model.save(tmp_path / "warped.npz")
-    loaded = pigp.load(tmp_path / "warped.npz")
-    X = heat_data[0]
-    np.testing.assert_array_equal(model.predict(X, "f")[0], loaded.predict(X, "f")[0])
+    model, loaded = _round_trip(kernel, heat_data, tmp_path / "warped.npz")
     assert loaded.kernel.warps[0] is pigp.kernels.tanh_front and loaded.kernel.warps[1] is None
     assert loaded.parameter_values()["kernel.width"] == model.parameter_values()["kernel.width"]
     # A warp that reads another column keeps its inputs.
@@ -116,11 +123,7 @@ def test_warped_kernel_round_trips(heat_data, tmp_path):
         {"strength": 0.3, "width": 0.2, "rate": 0.5},
         inputs=[(0, 1), None],
     )
-    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
-    model.fit(*heat_data, steps=10, optimizer="adam")
-    model.save(tmp_path / "steepening.npz")
-    loaded = pigp.load(tmp_path / "steepening.npz")
-    np.testing.assert_array_equal(model.predict(X, "f")[0], loaded.predict(X, "f")[0])
+    _, loaded = _round_trip(kernel, heat_data, tmp_path / "steepening.npz")
     assert loaded.kernel.inputs == [(0, 1), (1,)]
 
 
@@ -303,12 +306,7 @@ def test_decaying_kernel_round_trips(heat_data, tmp_path):
     """A ``Decaying`` kernel saves its base kernel, its column and its rate; the loaded
     model predicts the same values to the bit."""
     kernel = pigp.kernels.Decaying(pigp.kernels.SquaredExponential(), column=1, rate=0.4)
-    model = pigp.PIGP(kernel, pigp.operators.heat(1.0))
-    model.fit(*heat_data, steps=10, optimizer="adam")
-    model.save(tmp_path / "decaying.npz")
-    loaded = pigp.load(tmp_path / "decaying.npz")
-    X = heat_data[0]
-    np.testing.assert_array_equal(model.predict(X, "f")[0], loaded.predict(X, "f")[0])
+    model, loaded = _round_trip(kernel, heat_data, tmp_path / "decaying.npz")
     assert loaded.kernel.column == 1
     assert loaded.parameter_values()["kernel.rate"] == model.parameter_values()["kernel.rate"]
     assert model.parameter_values()["kernel.rate"] != 0.4  # trained
