@@ -154,8 +154,9 @@ for kernel in (
     model.fit(X_u, y_u, X_f, y_f)
     low, high = model.parameter_intervals()["operator.diffusivity"]
     print(
-        f"{type(kernel).__name__:18s} alpha = {alpha.numpy():.4f}, 95% [{low:.4f}, {high:.4f}],"
-        f" log evidence {model.log_marginal_likelihood():.1f}"
+        f"{type(kernel).__name__:18s} alpha = {alpha.numpy():.4f}, "
+        f"95% [{low:.4f}, {high:.4f}], "
+        f"log evidence {model.log_marginal_likelihood():.1f}"
     )
 print(f"learned rate r = {model.parameter_values()['kernel.rate']:.2f}")
 
