@@ -154,10 +154,7 @@ def decaying_partials(kernel, x1: tf.Tensor, x2: tf.Tensor, indices) -> dict:
                 a, b = list(first), list(second)
                 a[c] -= j
                 b[c] -= k
-                if base.stationary:
-                    key, sign = tuple(p + q for p, q in zip(a, b)), (-1.0) ** sum(b)
-                else:
-                    key, sign = tuple(a) + tuple(b), 1.0
+                key, sign = _base_index(base, tuple(a + b), d)
                 plan.append((sign * math.comb(first[c], j) * math.comb(second[c], k), j + k, key))
                 needed.add(key)
         plans[index] = plan
