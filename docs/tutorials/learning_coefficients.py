@@ -165,4 +165,6 @@ print(f"learned rate r = {model.parameter_values()['kernel.rate']:.2f}")
 # and its interval holds 0.05. Over the calibration page's 20 seeds of this
 # family it moves the median estimate from 0.032 to 0.040, and the 95%
 # intervals hold the truth in 19 of 20 with Laplace and with NUTS (18 and 16
-# with the squared exponential).
+# with the squared exponential). On the page's three families, at 1% and 5%
+# noise, the decaying prior's intervals hold the truth in 18 to 20 of 20
+# seeds with either method.
