@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import statistics
 import sys
 
 from pigp.memory import fit_bytes  # no TensorFlow: pigp's names are imported on first use
@@ -286,7 +287,7 @@ def calibration() -> str:
                 held("laplace"),
                 delta,
                 held("nuts"),
-                f"{errors[len(errors) // 2]:.1e} ({errors[-1]:.1e})",
+                f"{statistics.median(errors):.1e} ({errors[-1]:.1e})",
             )
         )
     header = (
