@@ -4,7 +4,11 @@ Fits, with default settings: the heat example's noise-free case and its 1%-noise
 draw of seed 0, the seed's diagonal layout, and Raissi et al.'s inverse problem
 (seed 0, alpha learned from 2); records every parameter value, the posterior mean
 and variance of u (and f where the experiment reports it) on the 50 x 50 grid,
-and the Laplace std of alpha.
+and the Laplace std of alpha. Then the fit's other stages: an ``"auto"`` kernel
+fit (both evidences), a fit that restarts on noise (the slow family's seed 14 at
+5%: the restart's figures), a conditional Gauss-Newton fit of Burgers' viscosity
+(its steps and held names), and a seeded ``sample()`` of the Raissi fit (every
+draw).
 
     python benchmarks/fingerprint.py --out before.npz      # on the old code
     python benchmarks/fingerprint.py --out after.npz --compare before.npz
@@ -12,6 +16,7 @@ and the Laplace std of alpha.
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 from scipy.stats import qmc
@@ -60,7 +65,92 @@ def fingerprint() -> dict:
     out["raissi/u_error"] = np.asarray(
         np.linalg.norm(out["raissi/mean_u"] - u(X)) / np.linalg.norm(u(X))
     )
+    _stages(out, record)
     return out
+
+
+def _slow_heat(seed: int, noise: float) -> tuple:
+    """The calibration's slow family, u = e^-2t sin(pi x) + x^2 t, alpha 0.05, on 20 + 20
+    uniform points, with ``noise`` relative Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
+    x, t = X_u[:, 0], X_u[:, 1]
+    y_u = np.exp(-2 * t) * np.sin(np.pi * x) + x**2 * t
+    x, t = X_f[:, 0], X_f[:, 1]
+    u_t = -2 * np.exp(-2 * t) * np.sin(np.pi * x) + x**2
+    u_xx = -(np.pi**2) * np.exp(-2 * t) * np.sin(np.pi * x) + 2 * t
+    y_f = u_t - 0.05 * u_xx
+    y_u = y_u + noise * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(20)
+    y_f = y_f + noise * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(20)
+    return X_u, y_u, X_f, y_f
+
+
+def _stages(out: dict, record) -> None:
+    """The fit's stages beyond the default linear fit (see the module's docstring)."""
+    from pigp.experiments.nonlinear import burgers_design, burgers_equation, burgers_reference
+
+    data = _slow_heat(14, 0.05)
+    auto = pigp.PIGP("auto", pigp.operators.heat(pigp.Parameter(2.0, positive=True)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto.fit(*data)
+    record("auto", auto)
+    for name, value in auto.kernel_choice.items():
+        out[f"auto/kernel_choice/{name}"] = np.asarray(value)
+    alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
+    noisy = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(alpha))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        noisy.fit(*data)
+    record("restart", noisy)
+    restart = noisy.noise_restart
+    out["restart/first"], out["restart/restart"] = np.asarray(restart.first), restart.restart
+    out["restart/kept"] = np.asarray(restart.kept)
+    out["restart/history"] = np.asarray(noisy.history)
+    for name, choice in noisy.noise_choice.items():
+        out[f"restart/noise_choice/{name}"] = np.asarray([choice.learned, choice.exact])
+
+    rng = np.random.default_rng(1)
+    design = burgers_design(80, 30, 1)
+    X_u = np.c_[rng.uniform(-1, 1, 40), rng.uniform(0, 1, 40)]
+    y_u = burgers_reference(X_u, 0.1)
+    y_u = y_u + 0.01 * np.std(y_u) * rng.normal(size=len(y_u))
+    nu = pigp.Parameter(0.3, positive=True)
+    burgers = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.3, 0.5]),
+        burgers_equation(nu),
+        noise_u=1e-4,
+    )
+    boundary = pigp.Observations(design["X_b"], design["y_b"], name="boundary")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        burgers.fit(X_u, y_u, design["X_f"], np.zeros(len(design["X_f"])), observations=[boundary])
+    X = np.random.default_rng(0).uniform(-1, 1, (200, 2))
+    X[:, 1] = (X[:, 1] + 1) / 2
+    for key, value in burgers.parameter_values().items():
+        out[f"burgers/param/{key}"] = np.asarray(value)
+    out["burgers/mean_u"], out["burgers/var_u"] = burgers.predict(X)
+    out["burgers/steps"] = np.asarray(
+        [[s.change, s.residual, s.damping, s.loss, s.points] for s in burgers.gauss_newton]
+    )
+    out["burgers/held"] = np.asarray(burgers.held, dtype=str)
+    out["burgers/history"] = np.asarray(burgers.history)
+
+    sampler = qmc.LatinHypercube(d=2, seed=0)
+    X_u, X_f = sampler.random(20), sampler.random(20)
+    u = lambda P: np.exp(-P[:, 1]) * np.sin(2 * np.pi * P[:, 0])  # noqa: E731
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(),
+        pigp.operators.heat(pigp.Parameter(2.0, positive=True, name="diffusivity")),
+        noise_u=1e-3,
+        noise_f=1e-3,
+    )
+    model.fit(X_u, u(X_u), X_f, (4 * np.pi**2 - 1) * u(X_f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        samples = model.sample(num_results=60, num_burnin=60, num_chains=2, seed=3)
+    for name in samples.names:
+        out[f"sample/{name}"] = np.asarray(samples[name])
 
 
 def main():
