@@ -9,6 +9,8 @@ The parts, one module each: ``parameters``, ``kernels``, ``operators``,
 sets), ``objective`` (the negative log marginal likelihood), ``training``
 (optimisers), ``posterior``, ``uncertainty`` (Laplace), ``linalg``, ``io`` (the
 file format), ``memory``, ``models`` (``PIGP``, which wires them together),
+the ``fitting`` subpackage (a ``FitPlan`` in, a ``FitReport`` out: the stages of
+``fit``), ``sampler`` (the NUTS driver of a fitted model),
 ``plotting``, ``compilation`` (compiled programs kept on disk between
 processes), and the ``experiments`` subpackage (command line and example
 problems).
@@ -60,6 +62,8 @@ _SUBMODULES = (
     "sparse",
     "plotting",
     "sampling",
+    "sampler",
+    "fitting",
     "experiments",
     "compilation",
 )

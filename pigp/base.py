@@ -14,19 +14,37 @@ points) share.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from . import _validation as check
-from . import io
+from . import io, sampler, training
 from ._tensorflow import tf
+from ._warnings import warn
 from .covariance import block, check_smoothness
 from .data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
+from .fitting.plan import FitPlan
+from .fitting.report import FitReport
 from .kernels import Fields, Kernel, field_names
 from .operators import Identity, Nonlinear, Operator, field
+from .structure import data_parameters
+from .uncertainty import laplace, laplace_intervals
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
+
+progress_bar = training.progress_bar  # where it was
+
+
+def _reported(name: str, doc: str):
+    """A property that reads and writes field ``name`` of the model's ``FitReport``."""
+
+    def get(self):
+        return getattr(self.report, name)
+
+    def set(self, value):
+        setattr(self.report, name, value)
+
+    return property(get, set, doc=doc)
 
 
 class Model(tf.Module):
@@ -83,9 +101,48 @@ class Model(tf.Module):
         self.noise_decided_by_fit = frozenset(
             name for name, decided in (("u", u_decided), ("f", f_decided)) if decided
         )
-        self.data: Data | None = None
-        self.history: list = []
+        self._data: Data | None = None
+        #: What the last ``fit`` found (``pigp.fitting.FitReport``); ``history`` and the
+        #: other attributes below read it.
+        self.report = FitReport()
         self._start()
+
+    history = _reported("history", "The loss at every optimiser iteration of the last fit.")
+    lbfgs_evaluations = _reported("lbfgs_evaluations", "Every loss L-BFGS-B evaluated.")
+    rejected_steps = _reported("rejected_steps", "Adam steps skipped (non-finite loss).")
+    noise_choice = _reported("noise_choice", "``{set: NoiseChoice}`` of noises fit decided.")
+    noise_restart = _reported("noise_restart", "The ``NoiseRestart`` of the last fit, or None.")
+    kernel_choice = _reported("kernel_choice", "``{kernel: evidence}`` of ``'auto'``.")
+    gauss_newton = _reported("gauss_newton", "A nonlinear fit's iterations, ``[Step]``.")
+    held = _reported("held", "Parameters a conditional Gauss-Newton fit held.")
+
+    @property
+    def data(self) -> Data | None:
+        """The validated data sets of the last fit (``pigp.data.Data``), or None."""
+        return self._data
+
+    @data.setter
+    def data(self, data: Data | None) -> None:
+        self._data = data
+        self._forget()
+
+    @property
+    def kernel(self) -> Kernel:
+        """The prior covariance of u."""
+        return self._kernel
+
+    @kernel.setter
+    def kernel(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what was computed from the data and the kernel (the data or the kernel
+        changed)."""
+
+    def adopt(self, report: FitReport) -> None:
+        """Take ``report`` as the last fit's."""
+        self.report = report
 
     def _kernel_argument(self, kernel):
         """The kernel to start from, given the constructor's ``kernel`` argument."""
@@ -148,8 +205,154 @@ class Model(tf.Module):
                 unique.append((name, p))
         return unique
 
+    def trainable_coefficients(self) -> list:
+        """``[(name, Parameter)]`` of the trainable PDE coefficients: the trainable
+        parameters that are neither the kernel's nor a data set's noise."""
+        self._require_data()
+        noises = [s.noise for s in self.data.sets]
+        return [
+            (name, p)
+            for name, p in self.trainable_parameters()
+            if not name.startswith("kernel.") and not any(p is q for q in noises)
+        ]
+
+    # ----- the parameters' uncertainty ----------------------------------------------------
+    def objective(self, priors: bool = True):
+        """The loss the parameters are learned by over the trainable parameters'
+        unconstrained variables, with the priors' terms (or without); pass it
+        ``model.data.tensors(model.dtype)``."""
+        raise NotImplementedError
+
+    def parameter_uncertainty(self) -> dict:
+        """Laplace approximation: posterior standard deviations of the parameters.
+
+        The Hessian ``H`` of the loss in the unconstrained variables at the current
+        (fitted) values gives their covariance ``H^-1``; the delta method maps it to
+        the constrained values (``std = |d value / d v| sqrt(diag H^-1)``). See
+        ``pigp.uncertainty.laplace``.
+
+        Returns:
+            dict: ``{name: std}`` for every trainable parameter, floats or arrays;
+            ``inf`` for a parameter the loss has no curvature in (e.g. a noise variance that
+            collapsed towards 0 on noise-free data), or that the loss curves down
+            along, or whose Hessian entries are not finite, which are then held fixed
+            with a ``RuntimeWarning`` naming them (every std ``inf`` where none is
+            left). A positive parameter at its lower bound with an infinite std gets a
+            warning that says how to lift the bound.
+
+        Raises:
+            ValueError: before fit.
+        """
+        objective = self.objective()
+        return laplace(
+            objective,
+            *self.data.tensors(self.dtype),
+            self.trainable_parameters(),
+            bounded=data_parameters(self.data.sets),
+        )
+
+    def parameter_intervals(self, level: float = 0.95) -> dict:
+        """Laplace intervals of the parameters: central ``level`` intervals of the
+        Gaussian in the unconstrained variables (covariance ``H^-1``, as
+        ``parameter_uncertainty``), each end mapped through the parameter's
+        transform. A positive parameter's interval (a diffusivity, a lengthscale)
+        stays above its lower bound, where ``value +- 1.96 std`` can reach below 0
+        once the std is a sizeable part of the value. See ``pigp.uncertainty.
+        laplace_intervals``; ``sample`` gives the intervals of the posterior itself.
+
+        Args:
+            level: the probability each interval holds, in (0, 1).
+
+        Returns:
+            dict: ``{name: (low, high)}`` for every trainable parameter, floats or
+            arrays; ``(lower, inf)`` (a positive parameter) or ``(-inf, inf)`` for an
+            entry ``parameter_uncertainty`` reports as ``inf``, with the same warnings.
+
+        Raises:
+            ValueError: before fit, or for a ``level`` outside (0, 1).
+        """
+        if not (isinstance(level, (int, float, np.floating)) and 0.0 < float(level) < 1.0):
+            raise ValueError(f"level: expected a probability in (0, 1), got {level!r}")
+        objective = self.objective()
+        return laplace_intervals(
+            objective,
+            *self.data.tensors(self.dtype),
+            self.trainable_parameters(),
+            float(level),
+            bounded=data_parameters(self.data.sets),
+        )
+
+    def sample(
+        self,
+        num_results: int = 1000,
+        num_burnin: int = 500,
+        num_chains: int = 4,
+        seed: int = 0,
+        max_tree_depth: int = 8,
+        target_accept: float = 0.8,
+        noise_floor: float | None = FitPlan().noise_floor,
+    ):
+        """Draw the trainable parameters from their posterior with NUTS (TensorFlow
+        Probability's No-U-Turn sampler, step size by dual averaging), moving
+        ``log(value - lower)`` of positive parameters and the value of the others,
+        chains in one compiled program.
+
+        Fit first: the chains start near the fitted values, and the sampler is
+        whitened with the Laplace covariance there, then with the covariance of
+        the first fifth of the burn-in. The chains run in pairs, the pairs at
+        the same time in threads (one per CPU core, each on a copy of the
+        model); the draws depend on ``seed`` only. A parameter without a prior
+        gets ``pigp.sampling.default_prior`` (for a coefficient of the PDE a
+        normal centred on its fitted value with standard deviation ``max(|value|,
+        1)``, cut at a positive one's bound; for a kernel's or a noise's a weak
+        log-normal centred on its fitted value; a warning names them): give priors
+        to the parameters the data say little about. The parameters are left at their fitted values.
+
+        Args:
+            num_results: draws per chain.
+            num_burnin: steps per chain before the draws (the step size adapts
+                during the first 80% of them).
+            num_chains: independent chains (R-hat needs at least 2).
+            seed: the seed of the starting points and of the sampler.
+            max_tree_depth: NUTS's largest tree: at most ``2**max_tree_depth - 1``
+                leapfrog steps per draw.
+            target_accept: the acceptance probability dual averaging aims at;
+                higher takes smaller steps. ``sample`` warns when transitions
+                diverge (the draws may then be biased) and suggests 0.95.
+            noise_floor: a floor under the noise variances (standardised units) of
+                the data sets whose noise ``fit`` decided (not given): a set found
+                exact, or whose learned variance is below the floor, has its noise
+                variance drawn too, as a parameter above the floor (from 10 times
+                it), with a warning naming the sets. Exact data make the posterior
+                of the other parameters so sharp that NUTS crawls (steps of ~1e-3),
+                and no model of a field is exact between its data; the floor says
+                the model is good to about its square root times the data's scale.
+                None samples the model as fitted. Noises given as 0 or as
+                ``Parameter`` objects are kept as they are.
+
+        Returns:
+            Samples: ``samples[name]`` of shape ``(num_chains, num_results,
+            *shape)`` for every trainable parameter, with ``rhat``, ``ess`` and
+            ``summary()``; pass it to ``predict(X, samples=samples)``.
+
+        Raises:
+            ValueError: before fit, with no trainable parameter, or for bad
+                arguments (before anything runs).
+        """
+        self._require_data()
+        return sampler.sample(
+            self,
+            num_results,
+            num_burnin,
+            num_chains,
+            seed,
+            max_tree_depth,
+            target_accept,
+            noise_floor,
+        )
+
     # ----- data ----------------------------------------------------------------------
-    def _prepare(self, X_u, y_u, X_f, y_f, observations) -> Data:
+    def prepare_data(self, X_u=None, y_u=None, X_f=None, y_f=None, observations=()) -> Data:
         """Validate ``fit``'s data (``ValueError`` naming the argument) with this
         model's kernel, operator, noise parameters and settings; nothing changes."""
         columns = self.operator.dims or self.dims
@@ -343,20 +546,9 @@ def representable(values: np.ndarray, what: str) -> np.ndarray:
     """``values`` in data units; warn where they overflowed float64 (data near 1e154
     and beyond have variances beyond 1e308)."""
     if not np.all(np.isfinite(values)):
-        warnings.warn(
+        warn(
             f"predict: the posterior {what} in data units is beyond float64's range "
             "at some points (inf there): the targets' scale squared overflows; "
-            "divide the targets by a constant to see it",
-            RuntimeWarning,
-            stacklevel=3,
+            "divide the targets by a constant to see it"
         )
     return values
-
-
-def progress_bar(total: int, verbose: bool, description: str = "fit"):
-    """A tqdm progress bar of ``total`` steps, or None when not ``verbose``."""
-    if not verbose:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=description, unit="step")

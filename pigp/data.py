@@ -12,13 +12,13 @@ posterior; nothing from there on knows which set came from which argument.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _validation as check
 from ._tensorflow import tf
+from ._warnings import warn
 from .covariance import check_smoothness
 from .kernels import field_names
 from .operators import Identity, Operator
@@ -278,11 +278,9 @@ def check_targets(sets, y_names) -> None:
             "some non-zero values"
         )
     if len(y) > 1 and np.all(y == y[0]):
-        warnings.warn(
+        warn(
             f"{names}: the targets are all equal ({y[0]:g}): the model cannot learn "
-            "how the field varies from them, only a constant",
-            RuntimeWarning,
-            stacklevel=4,
+            "how the field varies from them, only a constant"
         )
 
 

@@ -19,7 +19,8 @@ script), so a user-defined kernel class round-trips. Nothing is unpickled.
 (by its import path, as any other class), its constructor's arguments, each
 data set (name, operator, noise, arrays) and the state of its approximation.
 Version 3 files name the model class by path; version 2 files (by name,
-``"PIGP"`` or ``"SparsePIGP"``) are read too.
+``"PIGP"`` or ``"SparsePIGP"``) are read too. A file also holds the last fit's
+``FitReport`` (``"report"``, JSON), read where present.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import zipfile
 import numpy as np
 
 from .data import Data, data_set
+from .fitting.report import FitReport
 from .kernels import Kernel
 from .operators import Nonlinear, Operator
 from .parameters import Coefficient, Parameter
@@ -221,6 +223,9 @@ def save(model, path) -> None:
             for s in sets
         ],
         "y_scale": model.y_scale,
+        # What the last fit found, whole (the arrays below keep its histories as
+        # earlier files had them).
+        "report": model.report.to_config(),
     }
     spec["parameters"] = table.configs()
     arrays = table.arrays()
@@ -302,6 +307,8 @@ def load(path, custom_objects: dict | None = None):
             model.data = Data(tuple(sets), y_scale)
         model.history = arrays["history"].tolist()
         model.restore_state(arrays)
+        if "report" in spec:  # files written before it keep the arrays' histories
+            model.adopt(FitReport.from_config(spec["report"]))
     except (KeyError, IndexError, TypeError) as error:
         raise damaged(f"missing or invalid entry {error}") from None
     return model

@@ -7,12 +7,11 @@ covariance cannot be factorised; it is importable as ``pigp.CholeskyError``.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.linalg
 
 from ._tensorflow import tf
+from ._warnings import warn
 
 __all__ = ["jittered_cholesky", "CholeskyError", "small_cholesky"]
 
@@ -62,11 +61,9 @@ def jittered_cholesky(
                 K + np.diag(jitter * scale), lower=True, check_finite=False
             )
             if attempt > 0:
-                warnings.warn(
+                warn(
                     f"Cholesky of the joint covariance needed a relative jitter of "
                     f"{jitter:.1e} on each block's diagonal",
-                    RuntimeWarning,
-                    stacklevel=3,
                 )
             return chol, jitter
         except np.linalg.LinAlgError:

@@ -12,7 +12,8 @@ programs. ``fit_bytes`` rounds this up to 200 bytes per entry.
 from __future__ import annotations
 
 import os
-import warnings
+
+from ._warnings import warn
 
 __all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit"]
 
@@ -63,9 +64,7 @@ def check_fit(n: int) -> None:
             "this size, or fewer points"
         )
     if need > WARN_FRACTION * have:
-        warnings.warn(
+        warn(
             f"fit: {n} data values need about {need / gb:.1f} GB, "
             f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
-            RuntimeWarning,
-            stacklevel=3,
         )

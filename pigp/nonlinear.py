@@ -14,38 +14,19 @@ vary from point to point, ``Linearised``) and on the other data sets, read
 taken by a tape inside the compiled programs, from the stored ``v_k`` and the
 equation's parameters, so the marginal likelihood of the linearised model is
 differentiable in every parameter, a learnable coefficient of the equation
-included: ``solve`` learns them on the linearised model between Gauss-Newton
-steps (the right-hand side held at each linearisation).
+included: ``pigp.fitting.gauss_newton`` learns them on the linearised model between
+Gauss-Newton steps (the right-hand side held at each linearisation).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import warnings
-
 import numpy as np
 
 from ._tensorflow import tf
-from .data import Data
-from .objective import gaussian_nll
 from .operators import Nonlinear, Operator
 from .parameters import Coefficient
 
-__all__ = ["Linearisation", "Linearised", "check_equation", "solve", "Step"]
-
-#: ``learn="auto"``: the parameters are learned at an iteration whose linearisation
-#: point moved by less than this (relative change of u) in the step before: near a
-#: fixed point of the current parameters, not on the way to it.
-LEARN_NEAR = 1e-2
-
-#: ``learn="auto"``: at most this many learning phases; learning stops sooner, after a
-#: phase whose step changed u by less than ``LEARN_UNTIL``.
-LEARN_PHASES = 3
-
-#: ``learn="until"``: the parameters are learned at each iteration until the relative
-#: change of the solution falls below this.
-LEARN_UNTIL = 1e-3
+__all__ = ["Linearisation", "Linearised", "check_equation"]
 
 
 class _Partial:
@@ -194,190 +175,3 @@ def check_equation(equation: Nonlinear, dtype=tf.float64) -> None:
     lin = Linearisation(equation, values, dtype)
     if not all(np.all(np.isfinite(c.numpy())) for c in lin.jacobian(dtype)):
         raise ValueError("residual: its derivatives in the features are not finite")
-
-
-@dataclasses.dataclass(frozen=True)
-class Step:
-    """One Gauss-Newton iteration of ``solve``.
-
-    Attributes:
-        iteration: 1, 2, ...
-        change: the relative change of u at the collocation points,
-            ``||u_new - u_old|| / ||u_new||``.
-        residual: the root mean square of ``F(v) - f`` at the collocation points after
-            the step (its linearisation's error).
-        damping: the fraction of the step taken (1 for a full step).
-        learned: whether the parameters were learned at this iteration.
-        loss: the linearised model's negative log marginal likelihood after it
-            (``-log p(y_N | y_C)`` in a conditional fit's second stage, see
-            ``PIGP.fit``'s ``solver``).
-        points: the collocation points it conditioned on (fewer than given in the
-            first stage, see ``solve``'s ``learn_points``).
-    """
-
-    iteration: int
-    change: float
-    residual: float
-    damping: float
-    learned: bool
-    loss: float
-    points: int
-
-
-def _features(model, X, equation) -> np.ndarray:
-    """The posterior mean of every feature at ``X``: array (m, n)."""
-    return np.stack([model._mean(X, equation.feature(name)) for name in equation.features])
-
-
-def _rms(equation, values, y) -> float:
-    names = list(equation.features)
-    residual = equation.evaluate(dict(zip(names, values))).numpy()
-    return float(np.sqrt(np.mean(np.square(residual - y))))
-
-
-def _coarse(data: Data, f, points: int):
-    """The data with the collocation set cut to evenly spaced points so that all sets
-    hold at most ``points`` values (the other sets whole), or None where they do."""
-    others = sum(len(s.X) for s in data.sets if s is not f)
-    keep = max(points - others, 1)
-    if keep >= len(f.X):
-        return None
-    index = np.unique(np.linspace(0, len(f.X) - 1, keep).round().astype(int))
-    return Data(
-        tuple(
-            dataclasses.replace(s, X=f.X[index], y=f.y[index]) if s is f else s for s in data.sets
-        ),
-        data.y_scale,
-    )
-
-
-def _loss(model) -> float:
-    """The criterion the parameters are learned by, after an iteration: the negative
-    log marginal likelihood from the model's posterior snapshot, or, where sets are
-    conditioned on, ``-log p(y_N | y_C)`` (``pigp.objective``; one more factorisation)."""
-    if any(model.objective().conditions):
-        return -model.log_marginal_likelihood()
-    posterior = model.posterior()
-    y = model.data.tensors(tf.float64)[1].numpy()
-    log_diag = float(np.sum(np.log(np.diag(posterior.chol))))
-    return float(gaussian_nll(float(y @ posterior.alpha), log_diag, len(y)))
-
-
-def _learns_equation(equation) -> bool:
-    return any(p.trainable for p in equation.parameters)
-
-
-def solve(
-    model,
-    data: Data,
-    train,
-    iterations: int,
-    tolerance: float,
-    learn: str,
-    verbose: bool,
-    learn_points: int | None = None,
-    start=None,
-):
-    """Gauss-Newton on ``model``'s nonlinear equation with ``data`` (its ``"f"`` set the
-    collocation points and ``f``).
-
-    Args:
-        model: a ``pigp.PIGP`` whose operator is a ``Nonlinear``.
-        data: the validated data (the ``"f"`` set's operator a placeholder).
-        train: ``train(data, learn_now) -> None``: set the model's data and, when
-            ``learn_now``, learn its parameters (else compute the posterior).
-        iterations: the most Gauss-Newton iterations (per stage, see ``learn_points``).
-        tolerance: stop when the relative change of u falls below it.
-        learn: ``"auto"`` (learn at an iteration that follows a change below
-            ``LEARN_NEAR``, at most ``LEARN_PHASES`` times, and no more once a
-            phase changed u by less than ``LEARN_UNTIL``), ``"until"`` (learn at each
-            iteration until the change falls below ``LEARN_UNTIL``, then hold),
-            ``"first"`` (at the first iteration only), ``"always"`` or ``"never"``.
-        learn_points: where the data sets hold more values than this and parameters
-            are learned, Gauss-Newton first runs, learning, on the collocation points
-            cut to evenly spaced ones so that all sets hold this many (the other sets
-            whole); then on all the points, from that solution, with the parameters
-            held (learned once more at the first step there where the equation has a
-            trainable parameter). None: all the points from the start.
-        start: the feature values (m, n) to linearise at first; None: u = 0.
-
-    Returns:
-        ``[Step]``; the model's posterior is that of the last linearisation.
-    """
-    equation = model.operator
-    f = data.get("f")
-    names = list(equation.features)
-    coarse = None if learn == "never" or learn_points is None else _coarse(data, f, learn_points)
-    if coarse is not None:
-        steps = solve(model, coarse, train, iterations, tolerance, learn, verbose)
-        start = _features(model, f.X, equation)
-        # A coefficient of the equation is learned once more on all the points, so that
-        # its Laplace interval is taken at the optimum of the model that predicts.
-        polish = "first" if _learns_equation(equation) else "never"
-        return steps + solve(
-            model, data, train, iterations, tolerance, polish, verbose, None, start
-        )
-    change = math.inf
-    values = np.zeros((len(names), len(f.X))) if start is None else np.asarray(start)
-    linearisation = Linearisation(equation, values, model.dtype)
-    operator = linearisation.operator
-    terms = tuple(operator.resolve(f.X.shape[1], model.dims))
-    u_old = np.zeros(len(f.X)) if start is None else model._mean(f.X)
-    merit = _rms(equation, values, f.y)
-    steps, learning, phases = [], learn != "never", 0
-    for k in range(1, iterations + 1):
-        linearisation.assign(values)
-        rhs = linearisation.right_hand_side(f.y)
-        sets = tuple(
-            dataclasses.replace(s, y=rhs, operator=operator, terms=terms) if s is f else s
-            for s in data.sets
-        )
-        if learn == "auto":
-            learn_now = phases < LEARN_PHASES and change < LEARN_NEAR
-        else:
-            learn_now = learning and (learn != "first" or k == 1)
-        phases += learn_now
-        train(Data(sets, data.y_scale), learn_now)
-        new = _features(model, f.X, equation)
-        u_new = model._mean(f.X)
-        new_merit = _rms(equation, new, f.y)
-        damping = 1.0
-        if not learn_now and k > 1 and not new_merit <= merit:
-            # The full step made the equation worse: backtrack along it.
-            for _ in range(6):
-                damping /= 2
-                trial = values + damping * (new - values)
-                trial_merit = _rms(equation, trial, f.y)
-                if trial_merit < merit:
-                    break
-            else:
-                damping = 1.0
-            if damping < 1.0:
-                new, new_merit = values + damping * (new - values), trial_merit
-                u_new = u_old + damping * (u_new - u_old)
-        change = float(np.linalg.norm(u_new - u_old) / max(np.linalg.norm(u_new), 1e-300))
-        loss = _loss(model)
-        steps.append(Step(k, change, new_merit, damping, learn_now, loss, len(f.X)))
-        if verbose:
-            print(
-                f"Gauss-Newton {k} ({len(f.X)} points): change {change:.2e}, "
-                f"residual {new_merit:.2e}, "
-                f"step {damping:g}{', learned' if learn_now else ''}, loss {loss:.6g}"
-            )
-        values, u_old, merit = new, u_new, new_merit
-        if learn == "until" and change < LEARN_UNTIL:
-            learning = False
-        if learn == "auto" and learn_now and change < LEARN_UNTIL:
-            phases = LEARN_PHASES
-        if change < tolerance and damping == 1.0 and not learn_now and phases >= (learn == "auto"):
-            break
-    else:
-        if not math.isfinite(steps[-1].change) or steps[-1].change >= tolerance:
-            warnings.warn(
-                f"fit: Gauss-Newton did not converge in {iterations} iterations (last "
-                f"relative change of u {steps[-1].change:.2e}, tolerance {tolerance:g}); "
-                "raise iterations=, or check the equation, the data and the kernel",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-    return steps

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg
 
 from . import structure
 from ._tensorflow import probability, tf
+from ._warnings import warn
 
 tfp = probability()
 
@@ -371,11 +371,9 @@ def nuts(
     )
     worst = max(float(np.max(r)) for r in samples.rhat.values()) if num_chains > 1 else 1.0
     if worst > 1.01:
-        warnings.warn(
+        warn(
             f"sample: the largest R-hat is {worst:.3f} (> 1.01): the chains disagree; "
-            "run longer (num_results, num_burnin)",
-            RuntimeWarning,
-            stacklevel=4,
+            "run longer (num_results, num_burnin)"
         )
     return samples
 
@@ -394,12 +392,10 @@ def _check_draws(
             "(Parameter(..., lower=...)) or fix them (trainable=False)"
         )
     if divergences > 0.1 * transitions:
-        warnings.warn(
+        warn(
             f"sample: {divergences} of {transitions} transitions diverged: the draws do not "
             "represent the posterior; look for a parameter the data do not determine "
-            "(e.g. a noise variance near 0) and give it a prior or a lower bound",
-            RuntimeWarning,
-            stacklevel=5,
+            "(e.g. a noise variance near 0) and give it a prior or a lower bound"
         )
     elif divergences:
         way_out = (
@@ -408,12 +404,10 @@ def _check_draws(
             if target_accept < 0.95
             else "give the parameters the data barely determine a prior or fix them"
         )
-        warnings.warn(
+        warn(
             f"sample: {divergences} of {transitions} transitions diverged: the sampler "
             "skipped where the posterior curves sharply, and the draws may be biased "
-            f"there; {way_out}",
-            RuntimeWarning,
-            stacklevel=5,
+            f"there; {way_out}"
         )
 
 

@@ -17,15 +17,16 @@ do not depend on the number of replicas, so neither do the losses.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import _validation as check
 from . import training
 from ._tensorflow import tf
-from .base import Model, check_training, progress_bar, representable
+from ._warnings import warn
+from .base import Model, check_training, representable
 from .covariance import block
+from .fitting import FitPlan, FitReport, Training
+from .fitting.run import train
 from .kernels import Kernel
 from .operators import Identity, Operator
 from .parameters import substituted
@@ -111,6 +112,10 @@ class CollapsedObjective:
         if self.priors:
             loss -= self._variables.log_prior(unconstrained)
         return loss
+
+    def nll(self, Xs, y, unconstrained) -> tf.Tensor:
+        """The loss (``negative_bound``): the name ``pigp.uncertainty`` reads."""
+        return self.negative_bound(Xs, y, unconstrained)
 
     def tf_loss_and_gradient(self, Xs, y, unconstrained):
         trained = self.trained_of(unconstrained)
@@ -358,7 +363,7 @@ class SparsePIGP(Model):
             )
         if not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed: expected an integer, got {seed!r}")
-        data = self._prepare(X_u, y_u, X_f, y_f, observations)
+        data = self.prepare_data(X_u, y_u, X_f, y_f, observations)
         exact = [s.name for s in data.sets if np.any(s.noise.numpy() <= 0)]
         if exact:
             raise ValueError(
@@ -381,13 +386,14 @@ class SparsePIGP(Model):
             self._create_variational(data, int(seed))
 
         # Validated: from here on, state changes.
-        self.data, self.method, self.history = data, method, []
+        self.data, self.method = data, method
+        self.adopt(FitReport())
         optimizer = training.Adam(float(learning_rate))
-        progress = progress_bar(int(steps), verbose)
+        progress = None if method == "collapsed" else training.progress_bar(int(steps), verbose)
         wrapped = None if callback is None else (lambda done, loss: callback(done, loss, self))
         try:
             if method == "collapsed":
-                self._fit_collapsed(int(steps), progress)
+                self._fit_collapsed(int(steps), verbose)
             else:
                 if warm_start is not None and steps > 0:
                     self._warm_start(int(warm_start), int(seed))
@@ -432,14 +438,44 @@ class SparsePIGP(Model):
         y = tf.constant(np.concatenate(ys), self.dtype)
         training.minimize_lbfgs(self.collapsed_objective(), tuple(Xs), y, iterations)
 
-    def _fit_collapsed(self, steps, progress) -> None:
+    def _fit_collapsed(self, steps, verbose) -> None:
+        """L-BFGS-B on the collapsed bound, by the run of ``pigp.fitting`` (its report
+        the model's), then the optimal ``q``."""
         objective = self.collapsed_objective()
         Xs, y = self.data.tensors(self.dtype)
-        history = training.minimize_lbfgs(objective, Xs, y, steps)
-        if progress is not None:
-            progress.update(len(history.losses))
-        self.history = history.losses
+        adam, lbfgs = training.History(), training.History()
+        run = Training(steps=steps, optimizer="lbfgs")
+        try:
+            train(self, objective, Xs, y, run, FitPlan(), None, verbose, adam, lbfgs)
+        finally:
+            self.report.record(adam, lbfgs)
         self._set_optimal_q()
+
+    def objective(self, priors: bool = True) -> CollapsedObjective:
+        """``-(Titsias's collapsed bound) - log prior`` over all the data and the trainable
+        parameters (the inducing points held): the loss ``parameter_uncertainty``,
+        ``parameter_intervals`` and ``sample`` read, whichever ``method`` trained the
+        model. Up to ``COLLAPSED_UP_TO`` values (its cost is O(N M^2) time and O(N M)
+        memory per evaluation); pass it ``model.data.tensors(model.dtype)``.
+
+        Raises:
+            ValueError: before fit, or with more values than ``COLLAPSED_UP_TO``.
+        """
+        self._require_data()
+        n = sum(self.data.sizes)
+        if n > COLLAPSED_UP_TO:
+            raise ValueError(
+                f"model: the parameters' uncertainty of a sparse model is that of Titsias's "
+                f"collapsed bound over all the data, up to {COLLAPSED_UP_TO} values; this "
+                f"model has {n}: fit a subset with method='collapsed' for it"
+            )
+        trainable = [p for _, p in self.trainable_parameters()]
+        return CollapsedObjective(
+            self.structure(),
+            self.inducing,
+            [p.unconstrained for p in trainable],
+            trainable if priors else (),
+        )
 
     def structure(self) -> Structure:
         """The structure of the fitted data (what the compiled programs are keyed by)."""
@@ -631,11 +667,7 @@ class SparsePIGP(Model):
             ):
                 break
         if not np.all(np.isfinite(self.history)):
-            warnings.warn(
-                "fit: some minibatch losses were not finite; those steps were skipped",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            warn("fit: some minibatch losses were not finite; those steps were skipped")
 
     def _chunk_statistics(self, index: int):
         """A compiled ``(X, y, mask, values, Z, m, Ls) -> (P, r, ell)`` for chunks of data

@@ -21,7 +21,15 @@ import numpy as np
 
 from ._tensorflow import tf
 
-__all__ = ["Adam", "AdamState", "History", "adam_steps", "minimize_adam", "minimize_lbfgs"]
+__all__ = [
+    "Adam",
+    "AdamState",
+    "History",
+    "adam_steps",
+    "minimize_adam",
+    "minimize_lbfgs",
+    "progress_bar",
+]
 
 STEPS_PER_CALL = 250  # Adam steps per compiled call at most; callbacks come this often
 SECONDS_PER_CALL = 0.2  # the time a compiled call of Adam steps aims at
@@ -569,3 +577,12 @@ def minimize_lbfgs(
     finally:
         assign(best["x"] if best["x"] is not None else x0)
     return history
+
+
+def progress_bar(total: int, verbose: bool, description: str = "fit"):
+    """A tqdm progress bar of ``total`` steps, or None when not ``verbose``."""
+    if not verbose:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="step")

@@ -10,12 +10,12 @@ parameter's transform instead: intervals that stay inside a parameter's support.
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 import scipy.stats
 
 from ._tensorflow import tf
+from ._warnings import warn
 
 __all__ = ["laplace", "laplace_intervals"]
 
@@ -109,13 +109,11 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
         bad = (~np.isfinite(H[np.ix_(finite, finite)])).sum(axis=1)
         finite[np.flatnonzero(finite)[np.argmax(bad)]] = False
     if not finite.all():
-        warnings.warn(
+        warn(
             f"{caller}: the loss Hessian is not finite along "
             f"{', '.join(e for e, ok in zip(entries, finite) if not ok)} (the covariance "
             "is near singular there); held fixed, std reported as inf, the other stds "
             "are conditional on it",
-            RuntimeWarning,
-            stacklevel=4,
         )
     diagonal = np.abs(np.diag(H))
     scale = diagonal[finite].max() if finite.any() else 0.0
@@ -133,20 +131,16 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
         curved[worst] = False
         held.append(entries[worst])
     if not curved.any():
-        warnings.warn(
+        warn(
             f"{caller}: the loss Hessian is not positive definite in any "
             "parameter (the parameters are not at a minimum, or the fit has "
             "degenerated: see model.parameter_values()); every std reported as inf",
-            RuntimeWarning,
-            stacklevel=4,
         )
     elif held:
-        warnings.warn(
+        warn(
             f"{caller}: the loss curves down or is flat along "
             f"{', '.join(held)} (not at a strict minimum there); held fixed, "
             f"std reported as inf, the other stds are conditional on it",
-            RuntimeWarning,
-            stacklevel=4,
         )
     variance = np.full(len(H), np.inf)
     if curved.any():
@@ -277,12 +271,10 @@ def _warn_at_bounds(parameters, variance, bounded, caller: str) -> None:
         if (bounded is None or p in bounded) and p.at_bound() and h.any()
     ]
     if stuck:
-        warnings.warn(
+        warn(
             f"{caller}: {', '.join(stuck)} sit at the lower bound of a "
             "positive parameter, where the std is inf: the data may ask for a value "
             "beyond it. For a coefficient, lift the bound: pigp.Parameter(value) (signed "
             "in an operator) or Parameter(value, positive=False), or a smaller lower=; "
             "a noise variance at 0 says the data look exact: pass noise=0 to treat them so",
-            RuntimeWarning,
-            stacklevel=4,
         )

@@ -10,6 +10,9 @@ import tensorflow as tf
 import pigp
 from pigp import covariance, training
 from pigp.experiments import heat_design, heat_solution, relative_l2
+from pigp.fitting import FitPlan
+from pigp.fitting.noise import restart_if_noisy
+from pigp.fitting.state import Snapshot
 
 
 def heat_data(n_f=30, seed=0):
@@ -249,7 +252,7 @@ def test_auto_kernel_keeps_the_fit_of_higher_marginal_likelihood():
         return pigp.PIGP(kernel, pigp.operators.heat(diffusivity=alpha)).fit(*data)
 
     auto = fitted("auto")
-    alone = {name: fitted(make()) for name, make in pigp.models.AUTO_KERNELS.items()}
+    alone = {name: fitted(make()) for name, make in pigp.fitting.AUTO_KERNELS.items()}
     for name, model in alone.items():
         assert auto.kernel_choice[name] == pytest.approx(model.log_marginal_likelihood(), rel=1e-9)
     best = max(alone, key=lambda name: alone[name].log_marginal_likelihood())
@@ -281,7 +284,7 @@ def test_laplace_std_is_inf_not_nan_where_a_value_rounded_to_its_bound():
     assert all(np.all(~np.isnan(v)) for v in std.values())
 
 
-def _reaction(noise_u=None, noise_f=None, level=0.0):
+def _reaction(noise_u=None, noise_f=None, level=0.0, plan=None):
     """``u'' - 4u = f`` on [0, 1], u = sin(3x) + x^2 exact at both ends, f at 15 points
     (with Gaussian noise of ``level`` times its RMS): the fitted model and u's relative
     L2 error on 201 points."""
@@ -297,7 +300,7 @@ def _reaction(noise_u=None, noise_f=None, level=0.0):
         noise_f=noise_f,
         dims=("x",),
     )
-    model.fit(X_b, u(X_b[:, 0]), X_f, y_f)
+    model.fit(X_b, u(X_b[:, 0]), X_f, y_f, plan=plan)
     x = np.linspace(0, 1, 201)[:, None]
     return model, relative_l2(model.predict(x)[0], u(x[:, 0]))
 
@@ -308,7 +311,7 @@ def test_exact_data_are_fitted_exactly_by_default():
     assert {name: c.kept for name, c in model.noise_choice.items()} == {"u": "exact", "f": "exact"}
     for name in ("u", "f"):  # within EXACT_EVIDENCE of the learned noise's evidence
         choice = model.noise_choice[name]
-        assert choice.exact >= choice.learned - pigp.models.EXACT_EVIDENCE
+        assert choice.exact >= choice.learned - FitPlan().exact_evidence
     assert model.parameter_values()["noise_u"] == 0.0 and not model.noise_u.trainable
     assert "noise_u" not in dict(model.trainable_parameters())
     # The boundary values are reproduced to the jitter, with a std near 0 there.
@@ -357,17 +360,17 @@ def _slow_model(**noises):
     return model, alpha
 
 
-def _slow_fit(seed: int, noise: float):
+def _slow_fit(seed: int, noise: float, plan=None):
     """``_slow_model()`` fitted to ``_slow_heat(seed, noise)`` (its warnings ignored)."""
     model, alpha = _slow_model()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(*_slow_heat(seed, noise))
+        model.fit(*_slow_heat(seed, noise), plan=plan)
     return model, alpha
 
 
 @pytest.mark.slow
-def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start(monkeypatch):
+def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start():
     """On this design the default start ends at "u is noise" (a learned noise variance
     of several percent of u's mean square, alpha near its start of 2); the restart
     from noises 10x lower reaches the fit that a start at 1e-4, given by hand, reaches,
@@ -388,8 +391,7 @@ def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start(monke
     assert float(alpha.numpy()) == pytest.approx(float(reference_alpha.numpy()), rel=1e-3)
     assert 0.02 < float(alpha.numpy()) < 0.05
     # Without the restart the default start stays in the other optimum.
-    monkeypatch.setattr(pigp.models, "NOISE_RESTART", None)
-    first, first_alpha = _slow_fit(14, 0.05)
+    first, first_alpha = _slow_fit(14, 0.05, FitPlan(noise_restart=None))
     assert first.noise_restart is None
     assert first.log_marginal_likelihood() == pytest.approx(restart.first, abs=1e-6)
     assert float(first_alpha.numpy()) > 1.0
@@ -400,7 +402,7 @@ def test_a_fit_that_calls_the_data_noise_is_restarted_from_a_quieter_start(monke
 
 
 @pytest.mark.slow
-def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower(monkeypatch):
+def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower():
     """On exact data of this design the default start (alpha 2) ends with alpha 3.65 and
     the u noise at 2.7% of its mean square, and so does the quieter restart; the third
     start, the coefficients a tenth of theirs, finds the exact data explained with the
@@ -412,8 +414,7 @@ def test_a_restart_that_leaves_exact_data_noisy_starts_the_coefficients_lower(mo
     assert restart.coefficients == pytest.approx(model.log_marginal_likelihood(), abs=1e-6)
     assert float(alpha.numpy()) == pytest.approx(0.05, rel=1e-2)
     # Without the third start the fit keeps the noisy optimum.
-    monkeypatch.setattr(pigp.models, "COEFFICIENT_RESTART_START", None)
-    first, first_alpha = _slow_fit(15, 0.0)
+    first, first_alpha = _slow_fit(15, 0.0, FitPlan(coefficient_restart_start=None))
     assert first.noise_restart.coefficients is None and first.noise_restart.kept == "first"
     assert float(first_alpha.numpy()) > 1.0
     assert first.parameter_values()["noise_u"] > 0.01
@@ -450,8 +451,8 @@ def test_a_noise_started_by_the_user_is_restarted_too(bounded):
 
 def _scripted_restart(k, **noises):
     """A fitted-to-nothing (``steps=0``) model of ``u'' - k u = f`` on 12 points, for
-    calling ``_restart_if_noisy`` with a scripted optimiser: ``(model, objective, Xs, y,
-    start)``."""
+    calling ``pigp.fitting.noise.restart_if_noisy`` with a scripted optimiser: ``(model,
+    objective, Xs, y, start)``."""
     x = np.linspace(0, 1, 12)[:, None]
     y_u = np.sin(3 * x[:, 0]) + 0.3 * np.random.default_rng(1).standard_normal(12)
     model = pigp.PIGP(
@@ -462,7 +463,7 @@ def _scripted_restart(k, **noises):
     )
     model.fit(x, y_u, x, -13 * np.sin(3 * x[:, 0]), steps=0)
     objective, (Xs, y) = model.objective(), model.data.tensors(model.dtype)
-    return model, objective, Xs, y, [(v, v.numpy()) for v in objective.variables]
+    return model, objective, Xs, y, Snapshot(objective.variables)
 
 
 @pytest.mark.parametrize(
@@ -511,7 +512,9 @@ def test_fits_restarts_keep_the_lowest_loss_among_fits_that_call_less_of_the_dat
         loss_at([restart, third][len(calls) - 1])
 
     histories = training.History(), training.History()
-    returned = model._restart_if_noisy(objective, Xs, y, start, optimise, *histories)
+    returned = restart_if_noisy(
+        model, objective, Xs, y, start, optimise, *histories, FitPlan(), model.report
+    )
     # Each case's premises: which fits are quieter and lower than the first.
     quieter = {"restart": restart[0] < first[0]}
     if third is not None:
@@ -542,16 +545,25 @@ def test_a_noise_shared_by_two_sets_is_restarted_a_tenth_of_its_start_once():
     model, objective, Xs, y, start = _scripted_restart(k, noise_u=shared, noise_f=shared)
     shared.assign(0.09)
     starts = []
-    model._restart_if_noisy(
-        objective, Xs, y, start, lambda *h: starts.append(float(shared.numpy())), None, None
+    restart_if_noisy(
+        model,
+        objective,
+        Xs,
+        y,
+        start,
+        lambda *h: starts.append(float(shared.numpy())),
+        None,
+        None,
+        FitPlan(),
+        model.report,
     )
     assert starts == pytest.approx([2e-4, 2e-4])
 
 
 def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(monkeypatch):
     """The exact-data trial's refit of a noisy set ends once it stops closing the gap
-    to ``EXACT_EVIDENCE`` (``EXACT_REFIT_RATE``); run to convergence instead
-    (``EXACT_REFIT_RATE = None``) it reaches the same decision, in more iterations."""
+    to ``plan.exact_evidence`` (``plan.exact_refit_rate``); run to convergence instead
+    (``exact_refit_rate=None``) it reaches the same decision, in more iterations."""
     lengths, minimize = [], pigp.training.minimize_lbfgs
 
     def counted(*args, **kwargs):
@@ -562,14 +574,13 @@ def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(mo
 
     monkeypatch.setattr(pigp.training, "minimize_lbfgs", counted)
     runs = {}
-    for rate in (None, pigp.models.EXACT_REFIT_RATE):
-        monkeypatch.setattr(pigp.models, "EXACT_REFIT_RATE", rate)
+    for rate in (None, FitPlan().exact_refit_rate):
         lengths.clear()
-        model, error = _reaction(level=0.05)
+        model, error = _reaction(level=0.05, plan=FitPlan(exact_refit_rate=rate))
         runs[rate] = (model.noise_choice["f"], list(lengths), error)
     (full, full_lengths, full_error), (early, early_lengths, early_error) = runs.values()
     assert full.kept == early.kept == "learned"
-    assert early.exact < early.learned - pigp.models.EXACT_EVIDENCE
+    assert early.exact < early.learned - FitPlan().exact_evidence
     assert early.exact <= full.exact + 1e-9  # stopped on the way to the converged refit
     assert full.learned == pytest.approx(early.learned, abs=1e-9)
     assert early_error == pytest.approx(full_error, rel=1e-9)  # the learned fit is kept

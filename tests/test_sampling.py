@@ -259,13 +259,13 @@ def test_the_draws_depend_on_the_seed_not_on_the_threads(monkeypatch):
     model.fit(X, y, steps=100)
     settings = dict(num_results=60, num_burnin=60, num_chains=4, seed=5)
     copies = []
-    original = pigp.PIGP._copies
+    original = pigp.sampler.copies
     monkeypatch.setattr(
-        pigp.PIGP, "_copies", lambda self, n: copies.extend(original(self, n)) or copies
+        pigp.sampler, "copies", lambda model, n: copies.extend(original(model, n)) or copies
     )
     threaded = model.sample(**settings)
     assert len(copies) == min(1, (os.cpu_count() or 1) - 1)
-    monkeypatch.setattr(pigp.PIGP, "_copies", lambda self, n: [])
+    monkeypatch.setattr(pigp.sampler, "copies", lambda model, n: [])
     alone = model.sample(**settings)
     np.testing.assert_array_equal(threaded["kernel.variance"], alone["kernel.variance"])
     # Per draw: divergences and leapfrog steps, (chains, results).

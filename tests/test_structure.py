@@ -108,7 +108,7 @@ def _structure(make, seed=0, sizes=(6, 7)) -> structure.Structure:
     """The structure a fit of ``make``'s model on such data would key its programs by,
     built as ``fit`` builds it (nothing compiled)."""
     model, arrays, observations = _data(make, seed, sizes)
-    data = model._prepare(*arrays, observations)
+    data = model.prepare_data(*arrays, observations)
     model.kernel.build(np.concatenate([s.X for s in data.sets]))
     return structure.Structure(model.kernel, data.sets, model.jitter, model.dtype)
 
@@ -180,7 +180,7 @@ def _reference_prediction(model, X):
 
     Xs, y = model.data.tensors(model.dtype)
     K = model.objective().covariance(Xs).numpy()
-    terms = model._output_terms("u", 2)
+    terms = tuple(pigp.Identity.resolve(2))
     Xt = tf.constant(X, model.dtype)
     cross = np.concatenate(
         [block(model.kernel, Xt, Xi, terms, s.terms).numpy() for Xi, s in zip(Xs, model.data.sets)],

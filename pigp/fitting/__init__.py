@@ -1,0 +1,47 @@
+"""Fitting a model: a ``FitPlan`` in, a ``FitReport`` out.
+
+The stages of a fit are functions of the model, the validated data and the plan,
+each in its own module; the model's ``fit`` validates its arguments and calls them,
+and the model adopts the report (``model.report``; ``history``, ``noise_choice`` and
+the rest read it):
+
+- ``plan``: ``FitPlan`` (every setting, with the measured defaults), ``Training``
+  and ``Solver``.
+- ``report``: ``FitReport`` and the records it holds (``NoiseChoice``,
+  ``NoiseRestart``, ``Step``).
+- ``state``: snapshots of variables and their restoration on interrupt.
+- ``run``: ``fit_linear``: training, then the noise stages.
+- ``noise``: the restart from quieter noises and the exact decision.
+- ``kernel_choice``: ``kernel="auto"``'s candidates (``AUTO_KERNELS``).
+- ``gauss_newton``: ``fit_nonlinear`` for nonlinear equations.
+
+A new stage is one module here and one field of ``FitPlan``. This package never
+imports ``pigp.models``: the model is passed in and used through its public methods.
+"""
+
+from ..kernels import SpectralMixture, SquaredExponential
+from .gauss_newton import fit_nonlinear
+from .kernel_choice import choose_kernel
+from .plan import FitPlan, Solver, Training
+from .report import FitReport, NoiseChoice, NoiseRestart, Step
+from .run import fit_linear
+
+#: The kernels ``PIGP(kernel="auto")`` chooses from, by name.
+AUTO_KERNELS = {
+    "SquaredExponential": lambda: SquaredExponential(),
+    "SpectralMixture": lambda: SpectralMixture(1),
+}
+
+__all__ = [
+    "AUTO_KERNELS",
+    "FitPlan",
+    "FitReport",
+    "NoiseChoice",
+    "NoiseRestart",
+    "Solver",
+    "Step",
+    "Training",
+    "choose_kernel",
+    "fit_linear",
+    "fit_nonlinear",
+]
