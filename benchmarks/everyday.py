@@ -26,7 +26,7 @@ of values, alternating, and the first fit of each (its compilation).
 by the fit's callback, the median of ``--seeds`` fits after a first (compiling) one of
 each.
 
-Schedules (``--schedules``): ``default`` (``pigp.models.TRAINING`` and
+Schedules (``--schedules``): ``default`` (``pigp.fitting.FitPlan()``'s training and
 ``ADAM_STALL``, ``ADAM_STALL_NATS``, ``ADAM_PROBE_NATS`` as they are), ``adam2000``
 (2000 Adam steps, then L-BFGS-B), ``stall-<fraction>`` (Adam hands over to L-BFGS-B
 once 250 steps gained less than that fraction of all Adam gained),
@@ -47,6 +47,7 @@ from _output import write_json
 import pigp
 import pigp.models
 import pigp.objective
+from pigp.fitting import FitPlan
 
 ALPHA = 0.5
 KERNELS = {
@@ -75,14 +76,15 @@ def data(seed: int, noise: float = 0.01, n_u: int = 20, n_f: int = 20) -> tuple:
 
 
 def schedule(name: str) -> dict:
-    """``fit``'s arguments for a schedule, and ``ADAM_STALL``, ``ADAM_STALL_NATS``,
-    ``ADAM_PROBE_NATS`` for it."""
+    """``fit``'s arguments for a schedule, and the plan's ``adam_stall``,
+    ``adam_stall_nats``, ``adam_probe_nats`` for it."""
     if name == "default":
+        plan = FitPlan()
         return {
             "arguments": {},
-            "stall": pigp.models.ADAM_STALL,
-            "nats": pigp.models.ADAM_STALL_NATS,
-            "probe": pigp.models.ADAM_PROBE_NATS,
+            "stall": plan.adam_stall,
+            "nats": plan.adam_stall_nats,
+            "probe": plan.adam_probe_nats,
         }
     if name == "adam2000":
         arguments = {"steps": 2000, "optimizer": "adam+lbfgs"}
@@ -109,17 +111,14 @@ def fit(kernel: str, plan: dict, seed: int) -> dict:
     X_u, y_u, X_f, y_f = data(seed)
     alpha = pigp.Parameter(2.0, positive=True, name="diffusivity")
     model = pigp.PIGP(KERNELS[kernel](), pigp.operators.heat(diffusivity=alpha))
-    saved = pigp.models.ADAM_STALL, pigp.models.ADAM_STALL_NATS, pigp.models.ADAM_PROBE_NATS
-    pigp.models.ADAM_STALL, pigp.models.ADAM_STALL_NATS = plan["stall"], plan["nats"]
-    pigp.models.ADAM_PROBE_NATS = plan["probe"]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            start = time.perf_counter()
-            model.fit(X_u, y_u, X_f, y_f, **plan["arguments"])
-            seconds = time.perf_counter() - start
-    finally:
-        pigp.models.ADAM_STALL, pigp.models.ADAM_STALL_NATS, pigp.models.ADAM_PROBE_NATS = saved
+    settings = FitPlan(
+        adam_stall=plan["stall"], adam_stall_nats=plan["nats"], adam_probe_nats=plan["probe"]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        model.fit(X_u, y_u, X_f, y_f, plan=settings, **plan["arguments"])
+        seconds = time.perf_counter() - start
     X, _ = pigp.plotting.grid(50)
     u = solution(X)[0]
     mean, _ = model.predict(X)

@@ -33,10 +33,10 @@ from _output import write_json
 
 import pigp
 from pigp import data as pigp_data
-from pigp import models
 from pigp.experiments import add_noise, heat_design, heat_solution
 from pigp.experiments.problems import PROBLEMS
 from pigp.experiments.report import accuracy
+from pigp.fitting import FitPlan, defaults
 from pigp.operators import D, Identity
 
 CHOICES = ("learned 1e-3", "learned 1e-6", "prior", "decided")
@@ -45,13 +45,12 @@ CHOICES = ("learned 1e-3", "learned 1e-6", "prior", "decided")
 @contextlib.contextmanager
 def choice(name: str):
     """pigp's defaults set to ``name``'s within the block."""
-    saved = (models.EXACT_EVIDENCE, pigp_data.NOISE_START, pigp_data.noise_parameter)
-    restart = models.NOISE_RESTART
+    saved = (pigp_data.NOISE_START, pigp_data.noise_parameter)
     original = pigp_data.noise_parameter
-    models.EXACT_EVIDENCE = models.EXACT_EVIDENCE if name == "decided" else None
-    # The choices it replaced, as they were: one start (today's default restarts a fit
-    # whose learned noise explains over 1% of its data, ``NOISE_RESTART``).
-    models.NOISE_RESTART = restart if name == "decided" else None
+    # The choices it replaced, as they were: no exact decision and one start (today's
+    # default restarts a fit whose learned noise explains over 1% of its data,
+    # ``FitPlan.noise_restart``).
+    plan = FitPlan() if name == "decided" else FitPlan(exact_evidence=None, noise_restart=None)
     pigp_data.NOISE_START = 1e-6 if name == "learned 1e-6" else 1e-3
     if name == "prior":
         import tensorflow_probability as tfp
@@ -67,13 +66,13 @@ def choice(name: str):
 
         base.noise_parameter = with_prior
     try:
-        yield
+        with defaults(plan):
+            yield
     finally:
-        models.EXACT_EVIDENCE, pigp_data.NOISE_START, pigp_data.noise_parameter = saved
-        models.NOISE_RESTART = restart
+        pigp_data.NOISE_START, pigp_data.noise_parameter = saved
         import pigp.base as base
 
-        base.noise_parameter = saved[2]
+        base.noise_parameter = saved[1]
 
 
 def _fit(model, data, X, truth, level, seed):

@@ -2,7 +2,7 @@
 
 Every error is against an independent reference computed here: a closed form, or
 Burgers' Cole-Hopf solution by Gauss-Hermite quadrature (300 nodes). Default
-settings of ``pigp.PIGP`` throughout (``pigp.models.NONLINEAR_SOLVER``), a
+settings of ``pigp.PIGP`` throughout (``pigp.fitting.Solver``), a
 squared-exponential kernel from the starting lengthscales named below; Burgers'
 forward problems also with a rational-quadratic kernel and with ``pigp burgers``'s
 rational quadratic on x warped around the front (``--kernels``), each on the

@@ -3,7 +3,7 @@
 Fits the documented default workflow (``benchmarks/calibration.py``'s ``heat_model``: a
 squared exponential, alpha learned from 2, the noises left to ``fit``) on the everyday,
 cosine and slow families, noise-free, at 1% and at 5% noise, 20 seeds each, twice: as
-``fit`` does today, and with the third start off (``pigp.models.COEFFICIENT_RESTART_START =
+``fit`` does today, and with the third start off (``FitPlan(coefficient_restart_start=
 None``: the coefficients started where the user started them in every start). For each fit:
 alpha, the log marginal likelihood and what ``model.noise_restart`` recorded; then the fits
 that differ. Prints a table, writes JSON.
@@ -18,18 +18,18 @@ import numpy as np
 from _output import write_json
 from calibration import heat_model, problem
 
-import pigp
+from pigp.fitting import FitPlan
 
 FAMILIES = ("everyday", "cosine", "slow")
 NOISES = (0.0, 0.01, 0.05)
 
 
-def fit(family: str, noise: float, seed: int) -> dict:
+def fit(family: str, noise: float, seed: int, plan: FitPlan) -> dict:
     X_u, y_u, X_f, y_f = problem(family, seed, noise)
     model, alpha = heat_model(family)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(X_u, y_u, X_f, y_f)
+        model.fit(X_u, y_u, X_f, y_f, plan=plan)
     restart = model.noise_restart
     return {
         "family": family,
@@ -55,16 +55,16 @@ def main():
     parser.add_argument("--out", default="results/restarts.json")
     args = parser.parse_args()
     runs = {}
-    default = pigp.models.COEFFICIENT_RESTART_START
-    for label, value in (("today", default), ("no third start", None)):
-        pigp.models.COEFFICIENT_RESTART_START = value
+    for label, plan in (
+        ("today", FitPlan()),
+        ("no third start", FitPlan(coefficient_restart_start=None)),
+    ):
         runs[label] = [
-            fit(family, noise, seed)
+            fit(family, noise, seed, plan)
             for family in FAMILIES
             for noise in NOISES
             for seed in range(args.seeds)
         ]
-    pigp.models.COEFFICIENT_RESTART_START = default
     restarted = [r for r in runs["today"] if r["restart"] is not None]
     third = [r for r in restarted if r["restart"]["coefficients"] is not None]
     differ = []

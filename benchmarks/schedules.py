@@ -30,6 +30,7 @@ import pigp
 import pigp.models
 from pigp.experiments import heat
 from pigp.experiments.problems import PROBLEMS
+from pigp.fitting import FitPlan, defaults
 
 
 def raissi_calibration(out: str, seed: int = 0) -> dict:
@@ -100,14 +101,13 @@ def main():
         "--before",
         choices=["adam2000", "no-probes"],
         default="adam2000",
-        help="the schedule to compare the default with: ADAM_STALL = None (2000 Adam "
-        "steps, then L-BFGS-B) or ADAM_PROBE_NATS = None (the stall rule without "
+        help="the schedule to compare the default with: adam_stall=None (2000 Adam "
+        "steps, then L-BFGS-B) or adam_probe_nats=None (the stall rule without "
         "L-BFGS-B probes)",
     )
     args = parser.parse_args()
-    default = pigp.models.ADAM_STALL
-    setting = "ADAM_STALL" if args.before == "adam2000" else "ADAM_PROBE_NATS"
-    kept = getattr(pigp.models, setting)
+    default = FitPlan()
+    setting = "adam_stall" if args.before == "adam2000" else "adam_probe_nats"
     rows = []
     print(
         f"{'case':<20} {'fits':>4} {'iterations before':>18} {'after':>12} {'s before':>9} "
@@ -117,11 +117,8 @@ def main():
         with tempfile.TemporaryDirectory() as out:
             run = functools.partial(CASES[name], out, seed=0)
             recorded(run)  # compiles
-            setattr(pigp.models, setting, None)
-            try:
+            with defaults(default.replace(**{setting: None})):
                 before, before_fits = recorded(run)
-            finally:
-                setattr(pigp.models, setting, kept)
             after, after_fits = recorded(run)
         row = {
             "case": name,
@@ -151,9 +148,9 @@ def main():
     write_json(
         args.out,
         {
-            "stall": default,
-            "stall_nats": pigp.models.ADAM_STALL_NATS,
-            "probe_nats": pigp.models.ADAM_PROBE_NATS,
+            "stall": default.adam_stall,
+            "stall_nats": default.adam_stall_nats,
+            "probe_nats": default.adam_probe_nats,
             "before": args.before,
             "rows": rows,
             "total": total,

@@ -52,7 +52,7 @@ def noise_parameter(noise, name: str) -> tuple:
 
     Args:
         noise: None (the default: learned from ``NOISE_START``, and ``fit`` decides
-            whether the data are exact, see ``pigp.models.EXACT_EVIDENCE``); ``0``: the
+            whether the data are exact, see ``pigp.fitting.FitPlan.exact_evidence``); ``0``: the
             data are exact (the variance is 0, not learned; the covariance's diagonal
             keeps only its jitter); a positive number: the initial value, learned; a
             ``pigp.Parameter`` (``trainable=False`` fixes it).

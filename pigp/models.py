@@ -28,6 +28,9 @@ from .fitting import (
     fit_linear,
     fit_nonlinear,
 )
+from .fitting import (
+    default_plan as current_default,
+)
 from .nonlinear import Linearisation
 from .objective import Objective
 from .operators import Nonlinear
@@ -77,34 +80,35 @@ _LEGACY = {
 
 
 def default_plan() -> FitPlan:
-    """``FitPlan()``, with any of this module's old setting names that was assigned a
-    value other than its default (a ``DeprecationWarning`` names them)."""
+    """The plan of a fit given none (``pigp.fitting.default_plan``), with any of this
+    module's old setting names that was assigned a value other than its default (a
+    ``DeprecationWarning`` names them)."""
     module = globals()
     changes = {
         field: module[name]
         for name, field in _LEGACY.items()
         if module[name] != getattr(_DEFAULT, field)
     }
-    trainings = {}
     for name, field, default in (
         ("TRAINING", "training", _DEFAULT.training),
         ("NONLINEAR_TRAINING", "nonlinear_training", _DEFAULT.nonlinear_training),
     ):
         value = type(default)(**module[name])
         if value != default:
-            trainings[field] = value
+            changes[field] = value
     solver = Solver(**module["NONLINEAR_SOLVER"])
     if solver != _DEFAULT.solver:
-        trainings["solver"] = solver
-    if not changes and not trainings:
-        return _DEFAULT
+        changes["solver"] = solver
+    plan = current_default()
+    if not changes:
+        return plan
     warn(
-        f"pigp.models: {sorted(changes) + sorted(trainings)} set through the module's "
-        "constants; pass fit(..., plan=pigp.fitting.FitPlan(...)) instead (the constants "
-        "go in the next release)",
+        f"pigp.models: {sorted(changes)} set through the module's constants; pass "
+        "fit(..., plan=pigp.fitting.FitPlan(...)) instead, or pigp.fitting.defaults(plan) "
+        "around code that fits (the constants go in the next release)",
         DeprecationWarning,
     )
-    return _DEFAULT.replace(**changes, **trainings)
+    return plan.replace(**changes)
 
 
 class PIGP(Model):

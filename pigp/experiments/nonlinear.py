@@ -9,7 +9,7 @@
   transform with Gauss-Hermite quadrature; error on a 101 x 51 grid.
 
 Both fit ``pigp.PIGP`` with a squared-exponential kernel and the default
-Gauss-Newton settings (``pigp.models.NONLINEAR_SOLVER``).
+Gauss-Newton settings (``pigp.fitting.Solver``).
 """
 
 from __future__ import annotations

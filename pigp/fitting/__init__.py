@@ -6,7 +6,7 @@ and the model adopts the report (``model.report``; ``history``, ``noise_choice``
 the rest read it):
 
 - ``plan``: ``FitPlan`` (every setting, with the measured defaults), ``Training``
-  and ``Solver``.
+  and ``Solver``; ``defaults(plan)`` sets the plan of fits given none, in a block.
 - ``report``: ``FitReport`` and the records it holds (``NoiseChoice``,
   ``NoiseRestart``, ``Step``).
 - ``state``: snapshots of variables and their restoration on interrupt.
@@ -22,7 +22,7 @@ imports ``pigp.models``: the model is passed in and used through its public meth
 from ..kernels import SpectralMixture, SquaredExponential
 from .gauss_newton import fit_nonlinear
 from .kernel_choice import choose_kernel
-from .plan import FitPlan, Solver, Training
+from .plan import FitPlan, Solver, Training, default_plan, defaults
 from .report import FitReport, NoiseChoice, NoiseRestart, Step
 from .run import fit_linear
 
@@ -42,6 +42,8 @@ __all__ = [
     "Step",
     "Training",
     "choose_kernel",
+    "default_plan",
+    "defaults",
     "fit_linear",
     "fit_nonlinear",
 ]

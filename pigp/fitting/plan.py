@@ -9,13 +9,14 @@ one stage of the fit (``pigp.fitting.run``, ``noise``, ``kernel_choice``,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FitPlan", "Training", "Solver"]
+__all__ = ["FitPlan", "Training", "Solver", "default_plan", "defaults"]
 
 OPTIMIZERS = ("adam", "lbfgs", "adam+lbfgs")
 LEARN = ("auto", "until", "first", "always", "never")
@@ -162,7 +163,7 @@ class FitPlan:
             of 250 steps once those steps lowered the loss by less than this fraction
             of all Adam lowered it and by less than ``adam_stall_nats``; None runs
             all of the steps.
-        adam_stall_nats: the second condition of ``adam_stall``.
+        adam_stall_nats: the second condition of ``adam_stall`` (None: none).
         adam_probe_nats: where only ``adam_stall_nats`` keeps Adam going, L-BFGS-B
             probes hand over once two in a row end within this many nats; None: no
             probes.
@@ -195,7 +196,7 @@ class FitPlan:
     )
     solver: Solver = field(default_factory=Solver)
     adam_stall: float | None = 0.05
-    adam_stall_nats: float = 1.0
+    adam_stall_nats: float | None = 1.0
     adam_probe_nats: float | None = 0.01
     exact_evidence: float | None = 2.0
     exact_refit: int = 100
@@ -215,7 +216,13 @@ class FitPlan:
                 )
         if not isinstance(self.solver, Solver):
             raise ValueError(f"plan.solver: expected a pigp.fitting.Solver, got {self.solver!r}")
-        for name in ("adam_stall", "adam_probe_nats", "exact_evidence", "exact_refit_rate"):
+        for name in (
+            "adam_stall",
+            "adam_stall_nats",
+            "adam_probe_nats",
+            "exact_evidence",
+            "exact_refit_rate",
+        ):
             _check_optional(f"plan.{name}", getattr(self, name), _positive, "a positive number")
         _check_optional("plan.noise_restart", self.noise_restart, _positive, "a positive fraction")
         _check_optional(
@@ -224,7 +231,7 @@ class FitPlan:
             lambda v: _number(v) and 0 < v < 1,
             "a number in (0, 1)",
         )
-        for name in ("adam_stall_nats", "noise_floor", "noise_warning"):
+        for name in ("noise_floor", "noise_warning"):
             if not _positive(getattr(self, name)):
                 raise ValueError(
                     f"plan.{name}: expected a positive number, got {getattr(self, name)!r}"
@@ -260,3 +267,24 @@ class FitPlan:
             if value is not None
         }
         return dataclasses.replace(base, **changes) if changes else base
+
+
+_default = [FitPlan()]
+
+
+def default_plan() -> FitPlan:
+    """The plan of a ``fit`` given none: ``FitPlan()``, or the one ``defaults`` set."""
+    return _default[-1]
+
+
+@contextlib.contextmanager
+def defaults(plan: FitPlan):
+    """Within the block, a ``fit`` given no ``plan=`` uses ``plan``: for code that fits
+    models it does not construct (an example's ``run``, a benchmark's case)."""
+    if not isinstance(plan, FitPlan):
+        raise ValueError(f"plan: expected a pigp.fitting.FitPlan, got {plan!r}")
+    _default.append(plan)
+    try:
+        yield plan
+    finally:
+        _default.remove(plan)
