@@ -44,6 +44,7 @@ _NAMES = {
 }
 _SUBMODULES = (
     "parameters",
+    "kernel_base",
     "kernels",
     "operators",
     "derivatives",
@@ -59,6 +60,7 @@ _SUBMODULES = (
     "base",
     "models",
     "variational",
+    "collapsed",
     "sparse",
     "plotting",
     "sampling",

@@ -24,18 +24,17 @@ from . import training
 from ._tensorflow import tf
 from ._warnings import warn
 from .base import Model, check_training, representable
+from .collapsed import CollapsedObjective, chunk_statistics_program, inducing_blocks_program
 from .covariance import block
 from .fitting import FitPlan, FitReport, Training
 from .fitting.run import train
 from .kernels import Kernel
 from .operators import Identity, Operator
-from .parameters import substituted
 from .posterior import CHUNK
-from .structure import Structure, Variables, program
+from .structure import Structure, program
 from .variational import (
-    collapsed_bound,
     expected_log_likelihood,
-    inducing_blocks,
+    inducing_points,
     kl_divergence,
     marginals,
     posterior_from_precision,
@@ -47,126 +46,6 @@ __all__ = ["SparsePIGP", "CollapsedObjective", "inducing_points", "COLLAPSED_UP_
 #: ``method="auto"`` uses the collapsed bound up to this many data values.
 COLLAPSED_UP_TO = 20_000
 STEPS_PER_CALL = 50  # stochastic steps per compiled call (callbacks every 250, as Adam's)
-
-
-def inducing_points(X: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
-    """``count`` points spread like ``X``: k-means centres (k-means++ start) of up to
-    20,000 of its rows, each column scaled by its range while clustering."""
-    import scipy.cluster.vq
-
-    rng = np.random.default_rng(seed)
-    if len(X) > 20_000:
-        X = X[rng.choice(len(X), 20_000, replace=False)]
-    unique = np.unique(X, axis=0)
-    if len(unique) <= count:
-        raise ValueError(
-            f"num_inducing: expected fewer inducing points than distinct training "
-            f"inputs ({len(unique)}), got {count}"
-        )
-    low, span = X.min(axis=0), np.ptp(X, axis=0)
-    span = np.where(span > 0, span, 1.0)
-    centres, _ = scipy.cluster.vq.kmeans2(
-        (X - low) / span, count, minit="++", seed=np.random.default_rng(seed)
-    )
-    return low + centres * span
-
-
-class CollapsedObjective:
-    """``-(Titsias's bound) - log prior``: the loss of ``method="collapsed"``, with the
-    interface ``pigp.training``'s minimisers use (``variables``, ``unconstrained``,
-    ``loss``, ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``,
-    ``program``). Its programs are pure functions of the points, the targets and
-    ``unconstrained`` (the covariance parameters' variables, then any other trained
-    ones, then the inducing points), shared by structure.
-
-    Args:
-        structure: the ``pigp.structure.Structure`` of the data sets.
-        inducing: the inducing points' variable (M, d).
-        variables: the variables trained (parameters' and perhaps ``inducing``).
-        priors: the trained parameters with a prior.
-    """
-
-    def __init__(self, structure, inducing, variables, priors=()):
-        self.structure, self.sets, self.dtype = structure, structure.sets, structure.dtype
-        self.inducing = inducing
-        self.variables = list(variables)
-        self.priors = tuple(p for p in priors if p.prior is not None)
-        self._variables = Variables(structure, self.variables, self.priors, last=(inducing,))
-        self.unconstrained = self._variables.unconstrained
-        self.key = (structure.key, "collapsed", *self._variables.key)
-
-    def program(self, what, build):
-        return program((self.key, what), build)
-
-    def trained_of(self, unconstrained) -> list:
-        return self._variables.trained_of(unconstrained)
-
-    def negative_bound(self, Xs, y, unconstrained) -> tf.Tensor:
-        parameters = self.structure.parameters
-        with substituted(parameters, unconstrained=unconstrained):
-            values = tuple(p.value() for p in parameters)
-            Z = tf.cast(unconstrained[-1], self.dtype)
-            blocks = inducing_blocks_program(self.structure)(Z, Xs, values)
-            bound = collapsed_bound(blocks, Xs, self.sets, tf.cast(y, self.dtype), self.dtype)
-        loss = -tf.cast(bound, tf.float64)
-        if self.priors:
-            loss -= self._variables.log_prior(unconstrained)
-        return loss
-
-    def nll(self, Xs, y, unconstrained) -> tf.Tensor:
-        """The loss (``negative_bound``): the name ``pigp.uncertainty`` reads."""
-        return self.negative_bound(Xs, y, unconstrained)
-
-    def tf_loss_and_gradient(self, Xs, y, unconstrained):
-        trained = self.trained_of(unconstrained)
-        with tf.GradientTape() as tape:
-            tape.watch(trained)
-            loss = self.negative_bound(Xs, y, unconstrained)
-        grads = tape.gradient(loss, trained, unconnected_gradients="zero")
-        return loss, [tf.cast(g, tf.float64) for g in grads]
-
-    def loss_and_gradient(self, Xs, y, backend=None):
-        step = self.program("step", lambda: tf.function(self.tf_loss_and_gradient, autograph=False))
-        return step(Xs, y, self.unconstrained)
-
-    def loss(self, Xs, y) -> float:
-        return float(self.loss_and_gradient(Xs, tf.constant(y, self.dtype))[0].numpy())
-
-    def backend(self, n: int) -> str:
-        return "tensorflow"
-
-
-def inducing_blocks_program(structure, terms=None, jit: bool = True):
-    """The compiled ``(Z, Xs, values) -> (Kzz, [Kzx_i], [kxx_i])``
-    (``pigp.variational.inducing_blocks``) of ``structure``'s kernel and its data sets'
-    operators (or ``terms``: one operator's terms per entry of ``Xs``; their
-    parameters among ``structure.parameters``, or after them in ``values``),
-    shared by structure. ``values``: the constrained values of
-    ``structure.parameters`` (and of ``terms``'s own), so that gradients reach the
-    caller's variables through them."""
-    terms = tuple(s.terms for s in structure.sets) if terms is None else tuple(terms)
-    extra = structure.extra([t for ts in terms for t in ts])
-    key = (
-        structure.key,
-        "inducing blocks",
-        tuple(structure.terms(t, extra) for t in terms),
-        jit,
-    )
-
-    def build():
-        parameters = [*structure.parameters, *extra]
-        identity = Identity.resolve(len(structure.sets[0].terms[0][1]))
-
-        def blocks(Z, Xs, values):
-            with substituted(parameters, values):
-                return inducing_blocks(structure.kernel, Z, Xs, identity, terms, structure.jitter)
-
-        return tf.function(blocks, jit_compile=jit, autograph=False)
-
-    compiled = program(key, build)
-    if not extra:
-        return compiled
-    return lambda Z, Xs, values: compiled(Z, Xs, (*values, *(p.value() for p in extra)))
 
 
 class SparsePIGP(Model):
@@ -416,15 +295,17 @@ class SparsePIGP(Model):
     def _identity(self) -> list:
         return Identity.resolve(self.data.input_dim)
 
-    def collapsed_objective(self) -> CollapsedObjective:
-        """The collapsed loss over the trainable parameters (and Z if trained);
-        pass it ``model.data.tensors(model.dtype)``."""
+    def collapsed_objective(self, inducing: bool = True, priors: bool = True):
+        """The collapsed loss (``pigp.collapsed.CollapsedObjective``) over the trainable
+        parameters, and Z where it is trained and ``inducing``; pass it
+        ``model.data.tensors(model.dtype)``."""
         self._require_data()
         trainable = [p for _, p in self.trainable_parameters()]
         variables = [p.unconstrained for p in trainable]
-        if self.train_inducing:
+        if self.train_inducing and inducing:
             variables.append(self.inducing)
-        return CollapsedObjective(self.structure(), self.inducing, variables, trainable)
+        priors = trainable if priors else ()
+        return CollapsedObjective(self.structure(), self.inducing, variables, priors)
 
     def _warm_start(self, count: int, seed: int, iterations: int = 200) -> None:
         """L-BFGS on the collapsed bound of ``count`` random values (see ``fit``)."""
@@ -469,13 +350,7 @@ class SparsePIGP(Model):
                 f"collapsed bound over all the data, up to {COLLAPSED_UP_TO} values; this "
                 f"model has {n}: fit a subset with method='collapsed' for it"
             )
-        trainable = [p for _, p in self.trainable_parameters()]
-        return CollapsedObjective(
-            self.structure(),
-            self.inducing,
-            [p.unconstrained for p in trainable],
-            trainable if priors else (),
-        )
+        return self.collapsed_objective(inducing=False, priors=priors)
 
     def structure(self) -> Structure:
         """The structure of the fitted data (what the compiled programs are keyed by)."""
@@ -669,32 +544,6 @@ class SparsePIGP(Model):
         if not np.all(np.isfinite(self.history)):
             warn("fit: some minibatch losses were not finite; those steps were skipped")
 
-    def _chunk_statistics(self, index: int):
-        """A compiled ``(X, y, mask, values, Z, m, Ls) -> (P, r, ell)`` for chunks of data
-        set ``index``: its values' ``P = sum a a' / noise``, ``r = sum a y / noise`` and
-        the sum of their expected log likelihoods under ``q = N(m, Ls Ls')`` (``mask``
-        0 for padding); shared by structure."""
-        structure = self.structure()
-        s = structure.sets[index]
-        blocks = inducing_blocks_program(structure, (s.terms,))
-
-        def build():
-            noise_place = structure.place(s.noise)
-
-            def statistics(X, y, mask, values, Z, m, Ls):
-                Kzz, (Kzx,), (kxx,) = blocks(Z, (X,), values)
-                A = projection(tf.linalg.cholesky(Kzz), Kzx)
-                noise = tf.cast(values[noise_place], structure.dtype)
-                mean, var = marginals(A, kxx, m, Ls)
-                ell = tf.reduce_sum(mask * expected_log_likelihood(y, mean, var, noise))
-                scale = mask / noise
-                P = tf.matmul(A * scale, A, transpose_b=True)
-                return P, tf.linalg.matvec(A, scale * y), ell
-
-            return tf.function(statistics, autograph=False)
-
-        return program((structure.key, "statistics", index), build)
-
     def _full_pass(self, chunk: int = 4096) -> tuple:
         """One pass over every value in chunks (memory O(chunk M + M^2)): ``(P, r, ell)``
         summed over all data sets (float64)."""
@@ -702,7 +551,7 @@ class SparsePIGP(Model):
         P, r, ell = np.zeros((M, M)), np.zeros(M), 0.0
         values, variational = self._values(), self._variational()
         for index, s in enumerate(self.data.sets):
-            statistics = self._chunk_statistics(index)
+            statistics = chunk_statistics_program(self.structure(), index)
             y_all = s.y / self.data.y_scale
             size = min(chunk, len(s.X))
             for start in range(0, len(s.X), size):

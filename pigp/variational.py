@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._tensorflow import tf
 from .covariance import block, block_diag
 
 __all__ = [
+    "inducing_points",
     "inducing_blocks",
     "projection",
     "marginals",
@@ -151,3 +154,25 @@ def posterior_from_precision(precision, theta) -> tuple:
     S = tf.linalg.cholesky_solve(chol, eye)
     m = tf.linalg.cholesky_solve(chol, theta[:, None])[:, 0]
     return m, tf.linalg.cholesky(0.5 * (S + tf.transpose(S)))
+
+
+def inducing_points(X: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
+    """``count`` points spread like ``X``: k-means centres (k-means++ start) of up to
+    20,000 of its rows, each column scaled by its range while clustering."""
+    import scipy.cluster.vq
+
+    rng = np.random.default_rng(seed)
+    if len(X) > 20_000:
+        X = X[rng.choice(len(X), 20_000, replace=False)]
+    unique = np.unique(X, axis=0)
+    if len(unique) <= count:
+        raise ValueError(
+            f"num_inducing: expected fewer inducing points than distinct training "
+            f"inputs ({len(unique)}), got {count}"
+        )
+    low, span = X.min(axis=0), np.ptp(X, axis=0)
+    span = np.where(span > 0, span, 1.0)
+    centres, _ = scipy.cluster.vq.kmeans2(
+        (X - low) / span, count, minit="++", seed=np.random.default_rng(seed)
+    )
+    return low + centres * span

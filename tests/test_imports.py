@@ -109,3 +109,24 @@ def test_import_and_a_first_fit_print_nothing_on_stderr():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(8,)"
     assert done.stderr == ""
+
+
+def test_fitting_is_a_floor_below_the_models():
+    """``pigp.fitting`` takes the model as an argument: none of its modules imports a
+    model class's module (no arrow back up), and the sampler's driver does not either."""
+    edges = graph()
+    above = {"pigp.models", "pigp.sparse", "pigp.base", "pigp.sampler"}
+    for name, targets in edges.items():
+        if name.startswith("pigp.fitting") or name == "pigp.sampler":
+            assert not targets & (above - {name}), (name, sorted(targets & above))
+    assert "pigp.fitting" in edges["pigp.models"]
+
+
+def test_no_module_is_longer_than_700_lines():
+    """One concept a module: a file past 700 lines holds more than one."""
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 700
+    }
+    assert not long, long

@@ -286,7 +286,7 @@ def test_version_2_files_are_read_and_predict_as_they_did(kind):
     """Files written by the format version before (the model class by name), with
     their predictions then (tests/data/make_version2.py): read, and predicting the same.
     The sparse model's bit for bit; the exact model's to rounding, since the gaussian's
-    derivatives are closed forms (``pigp.covariance.CLOSED_FORMS``; measured: mean 2e-12,
+    derivatives are closed forms (``pigp.derivatives.CLOSED_FORMS``; measured: mean 2e-12,
     variance 1e-9 of their largest values)."""
     folder = pathlib.Path(__file__).parent / "data"
     expected = np.load(folder / "version2_predictions.npz")

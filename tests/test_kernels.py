@@ -260,13 +260,13 @@ def test_closed_form_partials_match_the_nested_tapes(rng, monkeypatch, make):
     """The profile-only derivatives (``radial_partials``, the gaussian's and cosine's
     closed forms) against nested tapes through the whole kernel: the blocks and their
     gradients in the kernel's parameters, at distinct and coincident points."""
-    from pigp import covariance
+    from pigp import derivatives
 
     X, terms = _heat_points(rng)
     results = []
     for fast in (True, False):
-        monkeypatch.setattr(covariance, "RADIAL", fast)
-        monkeypatch.setattr(covariance, "CLOSED_FORMS", fast)
+        monkeypatch.setattr(derivatives, "RADIAL", fast)
+        monkeypatch.setattr(derivatives, "CLOSED_FORMS", fast)
         kernel = make()
         kernel.build(X)
         variables = [p.unconstrained for p in kernel.parameters.values()]
@@ -356,15 +356,15 @@ def test_warped_kernel_refuses_bad_warps():
 
 
 def test_spectral_mixture_wave_gradient_matches_the_reverse_pass(rng, monkeypatch):
-    """The wave's closed-form gradient (``covariance.WAVE_GRADIENT``) against the reverse
+    """The wave's closed-form gradient (``derivatives.WAVE_GRADIENT``) against the reverse
     pass through its Hermite recurrence: first derivatives in the parameters and the
     points, and second derivatives in the parameters (the Laplace Hessian's)."""
-    from pigp import covariance
+    from pigp import derivatives
 
     X, terms = _heat_points(rng)
     results = []
     for closed in (True, False):
-        monkeypatch.setattr(covariance, "WAVE_GRADIENT", closed)
+        monkeypatch.setattr(derivatives, "WAVE_GRADIENT", closed)
         kernel = pigp.kernels.SpectralMixture(1)
         kernel.build(X)
         variables = [p.unconstrained for p in kernel.parameters.values()]

@@ -1,0 +1,149 @@
+"""Titsias's collapsed bound as an objective, and the compiled inducing-point blocks.
+
+``CollapsedObjective`` is the loss of ``SparsePIGP``'s collapsed method (and the one
+its Laplace and NUTS read): ``-(Titsias's bound) - log prior`` with the interface of
+``pigp.objective.Objective`` that the minimisers and the sampler use.
+``inducing_blocks_program`` compiles ``(Kzz, [Kzx_i], [kxx_i])`` for a structure, and
+``chunk_statistics_program`` the sufficient statistics of the optimal ``q`` from a
+chunk of one data set.
+"""
+
+from __future__ import annotations
+
+from ._tensorflow import tf
+from .operators import Identity
+from .parameters import substituted
+from .structure import Variables, program
+from .variational import (
+    collapsed_bound,
+    expected_log_likelihood,
+    inducing_blocks,
+    marginals,
+    projection,
+)
+
+__all__ = ["CollapsedObjective", "inducing_blocks_program", "chunk_statistics_program"]
+
+
+class CollapsedObjective:
+    """``-(Titsias's bound) - log prior``: the loss of ``method="collapsed"``, with the
+    interface ``pigp.training``'s minimisers use (``variables``, ``unconstrained``,
+    ``loss``, ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``,
+    ``program``). Its programs are pure functions of the points, the targets and
+    ``unconstrained`` (the covariance parameters' variables, then any other trained
+    ones, then the inducing points), shared by structure.
+
+    Args:
+        structure: the ``pigp.structure.Structure`` of the data sets.
+        inducing: the inducing points' variable (M, d).
+        variables: the variables trained (parameters' and perhaps ``inducing``).
+        priors: the trained parameters with a prior.
+    """
+
+    def __init__(self, structure, inducing, variables, priors=()):
+        self.structure, self.sets, self.dtype = structure, structure.sets, structure.dtype
+        self.inducing = inducing
+        self.variables = list(variables)
+        self.priors = tuple(p for p in priors if p.prior is not None)
+        self._variables = Variables(structure, self.variables, self.priors, last=(inducing,))
+        self.unconstrained = self._variables.unconstrained
+        self.key = (structure.key, "collapsed", *self._variables.key)
+
+    def program(self, what, build):
+        return program((self.key, what), build)
+
+    def trained_of(self, unconstrained) -> list:
+        return self._variables.trained_of(unconstrained)
+
+    def negative_bound(self, Xs, y, unconstrained) -> tf.Tensor:
+        parameters = self.structure.parameters
+        with substituted(parameters, unconstrained=unconstrained):
+            values = tuple(p.value() for p in parameters)
+            Z = tf.cast(unconstrained[-1], self.dtype)
+            blocks = inducing_blocks_program(self.structure)(Z, Xs, values)
+            bound = collapsed_bound(blocks, Xs, self.sets, tf.cast(y, self.dtype), self.dtype)
+        loss = -tf.cast(bound, tf.float64)
+        if self.priors:
+            loss -= self._variables.log_prior(unconstrained)
+        return loss
+
+    def nll(self, Xs, y, unconstrained) -> tf.Tensor:
+        """The loss (``negative_bound``): the name ``pigp.uncertainty`` reads."""
+        return self.negative_bound(Xs, y, unconstrained)
+
+    def tf_loss_and_gradient(self, Xs, y, unconstrained):
+        trained = self.trained_of(unconstrained)
+        with tf.GradientTape() as tape:
+            tape.watch(trained)
+            loss = self.negative_bound(Xs, y, unconstrained)
+        grads = tape.gradient(loss, trained, unconnected_gradients="zero")
+        return loss, [tf.cast(g, tf.float64) for g in grads]
+
+    def loss_and_gradient(self, Xs, y, backend=None):
+        step = self.program("step", lambda: tf.function(self.tf_loss_and_gradient, autograph=False))
+        return step(Xs, y, self.unconstrained)
+
+    def loss(self, Xs, y) -> float:
+        return float(self.loss_and_gradient(Xs, tf.constant(y, self.dtype))[0].numpy())
+
+    def backend(self, n: int) -> str:
+        return "tensorflow"
+
+
+def inducing_blocks_program(structure, terms=None, jit: bool = True):
+    """The compiled ``(Z, Xs, values) -> (Kzz, [Kzx_i], [kxx_i])``
+    (``pigp.variational.inducing_blocks``) of ``structure``'s kernel and its data sets'
+    operators (or ``terms``: one operator's terms per entry of ``Xs``; their
+    parameters among ``structure.parameters``, or after them in ``values``),
+    shared by structure. ``values``: the constrained values of
+    ``structure.parameters`` (and of ``terms``'s own), so that gradients reach the
+    caller's variables through them."""
+    terms = tuple(s.terms for s in structure.sets) if terms is None else tuple(terms)
+    extra = structure.extra([t for ts in terms for t in ts])
+    key = (
+        structure.key,
+        "inducing blocks",
+        tuple(structure.terms(t, extra) for t in terms),
+        jit,
+    )
+
+    def build():
+        parameters = [*structure.parameters, *extra]
+        identity = Identity.resolve(len(structure.sets[0].terms[0][1]))
+
+        def blocks(Z, Xs, values):
+            with substituted(parameters, values):
+                return inducing_blocks(structure.kernel, Z, Xs, identity, terms, structure.jitter)
+
+        return tf.function(blocks, jit_compile=jit, autograph=False)
+
+    compiled = program(key, build)
+    if not extra:
+        return compiled
+    return lambda Z, Xs, values: compiled(Z, Xs, (*values, *(p.value() for p in extra)))
+
+
+def chunk_statistics_program(structure, index: int):
+    """A compiled ``(X, y, mask, values, Z, m, Ls) -> (P, r, ell)`` for chunks of data
+    set ``index``: its values' ``P = sum a a' / noise``, ``r = sum a y / noise`` and
+    the sum of their expected log likelihoods under ``q = N(m, Ls Ls')`` (``mask``
+    0 for padding); shared by structure."""
+    s = structure.sets[index]
+    blocks = inducing_blocks_program(structure, (s.terms,))
+
+    def build():
+        noise_place = structure.place(s.noise)
+
+        def statistics(X, y, mask, values, Z, m, Ls):
+            Kzz, (Kzx,), (kxx,) = blocks(Z, (X,), values)
+            A = projection(tf.linalg.cholesky(Kzz), Kzx)
+            noise = tf.cast(values[noise_place], structure.dtype)
+            mean, var = marginals(A, kxx, m, Ls)
+            ell = tf.reduce_sum(mask * expected_log_likelihood(y, mean, var, noise))
+            scale = mask / noise
+            P = tf.matmul(A * scale, A, transpose_b=True)
+            return P, tf.linalg.matvec(A, scale * y), ell
+
+        return tf.function(statistics, autograph=False)
+
+    return program((structure.key, "statistics", index), build)
