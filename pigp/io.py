@@ -9,7 +9,12 @@ arguments, and ``encode`` turns such a description into JSON, recursively:
   each one's *unconstrained* value is stored as an array, so loaded values are
   bit for bit those saved;
 - an object with ``get_config`` becomes its class's import path and its
-  description; a function (a ``pigp.kernels.Custom`` kernel's) its import path.
+  description; a function (a nonlinear equation's residual, a ``Custom`` kernel's
+  function, a coefficient that varies in space) its import path and its
+  ``fingerprint``: a hash of its code and of the constants it reads, so that
+  ``load`` refuses a function of that name that computes something else (a script
+  that redefines ``residual``). A lambda or a function defined inside another
+  cannot be imported by name, and ``save`` refuses it, saying how to define it.
 
 ``decode`` reverses this, importing each class by its path (or taking it
 from ``custom_objects`` where it cannot be imported, e.g. one defined in a
@@ -25,12 +30,18 @@ Version 3 files name the model class by path; version 2 files (by name,
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
 import json
 import math
 import os
 import sys
+import textwrap
+import tokenize
+import types
 import zipfile
+from io import StringIO
 
 import numpy as np
 
@@ -102,7 +113,7 @@ def encode(value, table: ParameterTable):
     if isinstance(value, (int, float, np.integer, np.floating)):
         return value.item() if isinstance(value, np.generic) else value
     if callable(value):
-        return {"function": _path(value)}
+        return {"function": _importable(value), "fingerprint": fingerprint(value)}
     raise ValueError(
         f"save: cannot describe {value!r} ({type(value).__name__}); a kernel's "
         "get_config() may hold numbers, strings, arrays, lists, dicts, Parameters, "
@@ -124,13 +135,112 @@ def decode(data, parameters: list, custom_objects: dict | None = None):
     if "array" in data:
         return np.asarray(data["array"], dtype=np.float64)
     if "function" in data:
-        return _resolve(data["function"], custom_objects, "function")
+        function = _resolve(data["function"], custom_objects, "function")
+        saved = data.get("fingerprint")  # files before fingerprints have none
+        if saved is not None and fingerprint(function) != saved:
+            qualname = data["function"].partition(":")[2]
+            raise ValueError(
+                f"the function {data['function']!r} found at load computes something else "
+                "than the one saved (its code or the constants it reads changed): "
+                "restore the saved definition, or pass it to pigp.load as "
+                f"custom_objects={{{qualname!r}: ...}}"
+            )
+        return function
     if "class" in data:
         cls = _resolve(data["class"], custom_objects, "class")
         if not (isinstance(cls, type) and issubclass(cls, _SAVABLE)):
             raise ValueError(f"{data['class']!r} is not a pigp kernel, operator or coefficient")
         return cls.from_config(decode(data["config"], parameters, custom_objects))
     raise ValueError(f"unknown entry {sorted(data)}")
+
+
+def _importable(function) -> str:
+    """``function``'s import path; ``ValueError`` for a lambda or a function defined
+    inside another, which a new process cannot import by name."""
+    path = _path(function)
+    qualname = path.partition(":")[2]
+    if "<" in qualname:
+        kind = "a lambda" if "<lambda>" in qualname else "defined inside a function"
+        raise ValueError(
+            f"save: the function {path!r} is {kind}, which pigp.load cannot find by "
+            "name: define it with def at the top level of a module (in a script, load "
+            "with pigp.load(path, custom_objects={'name': function}))"
+        )
+    return path
+
+
+_CONSTANTS = (bool, int, float, complex, str, bytes, type(None), np.generic, np.ndarray)
+
+
+def _constant(value, seen: set):
+    """A description of ``value`` for a fingerprint: numbers, strings and arrays by
+    value, functions by their own fingerprint's parts, anything else (modules,
+    classes, tensors) by type only."""
+    if isinstance(value, (tuple, list)):
+        return [_constant(v, seen) for v in value]
+    if isinstance(value, np.ndarray):
+        return [
+            "array",
+            str(value.dtype),
+            list(value.shape),
+            hashlib.sha256(value.tobytes()).hexdigest(),
+        ]
+    if isinstance(value, _CONSTANTS):
+        return repr(value)
+    if isinstance(value, types.FunctionType):
+        return _parts(value, seen)
+    return type(value).__name__
+
+
+def _names(code) -> set:
+    """The global names ``code`` and the code nested in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _tokens(source: str) -> list:
+    """The source's tokens without comments, blank lines and indentation: what the
+    code says, not how it is laid out."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+    lines = StringIO(textwrap.dedent(source)).readline
+    return [t.string for t in tokenize.generate_tokens(lines) if t.type not in skip]
+
+
+def _parts(function, seen: set):
+    """What ``fingerprint`` hashes: the function's tokens (its source without
+    comments or layout; the bytecode where there is no source), and the values of the
+    globals, closure variables and defaults it reads."""
+    if not isinstance(function, types.FunctionType):
+        return ["object", _path(function)]
+    if id(function) in seen:
+        return ["recursive", function.__qualname__]
+    seen = seen | {id(function)}
+    try:
+        tree = _tokens(inspect.getsource(function))
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):
+        code = function.__code__
+        tree = [sys.version_info[:2], code.co_code.hex(), repr(code.co_consts)]
+    scope = function.__globals__
+    reads = sorted(n for n in _names(function.__code__) if n in scope)
+    closure = [cell.cell_contents for cell in function.__closure__ or ()]
+    return [
+        tree,
+        {name: _constant(scope[name], seen) for name in reads},
+        [_constant(v, seen) for v in closure],
+        _constant(function.__defaults__ or (), seen),
+    ]
+
+
+def fingerprint(function) -> str:
+    """A hash of what ``function`` computes: its code (the tokens of its source, so
+    comments and layout do not count) and the values of the module constants,
+    closure variables and defaults it reads, with the functions it calls hashed alike.
+    Two definitions with the same fingerprint compute the same thing."""
+    parts = _parts(function, set())
+    return hashlib.sha256(json.dumps(parts, default=repr).encode()).hexdigest()[:16]
 
 
 def _resolve(path: str, custom_objects: dict, what: str):

@@ -80,7 +80,8 @@ def test_custom_kernel_needs_its_function(heat_data, tmp_path):
     loaded = pigp.load(tmp_path / "custom.npz")  # importable: found by its path
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
 
-    local = lambda x1, x2, variance, scale: _exp_quadratic(x1, x2, variance, scale)  # noqa: E731
+    # A function a new process cannot import by its path (a script's): named at load.
+    local = _local_quadratic
     model = pigp.PIGP(
         pigp.kernels.Custom(local, {"variance": 1.0, "scale": 0.5}), pigp.operators.heat(1.0)
     )
@@ -91,6 +92,58 @@ def test_custom_kernel_needs_its_function(heat_data, tmp_path):
     name = local.__qualname__
     loaded = pigp.load(tmp_path / "local.npz", custom_objects={name: local})
     np.testing.assert_array_equal(model.predict(X)[0], loaded.predict(X)[0])
+    # Another function under that name is refused, naming it.
+    with pytest.raises(ValueError, match="_local_quadratic.*computes something else"):
+        pigp.load(tmp_path / "local.npz", custom_objects={name: _exp_quadratic})
+
+
+def _local_quadratic(x1, x2, variance, scale):
+    return _exp_quadratic(x1, x2, variance, scale)
+
+
+_local_quadratic.__module__ = "__main__"  # as if defined in a script
+
+
+def test_a_lambda_is_refused_at_save_with_the_way_out(tmp_path):
+    equation = pigp.operators.nonlinear(
+        lambda v, p: v["xx"] + v["u"] ** 3, {"u": pigp.Identity, "xx": pigp.D("x", 2)}
+    ).with_dims("x")
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), equation)
+    with pytest.raises(ValueError, match=r"'.*<lambda>' is a lambda.*define it with def"):
+        model.save(tmp_path / "lambda.npz")
+    assert not (tmp_path / "lambda.npz").exists()
+
+
+def test_a_changed_residual_is_refused_at_load_naming_it(tmp_path, monkeypatch):
+    """A module's residual saved, then the module edited (a constant, then the code):
+    ``load`` refuses each, naming the function; comments and layout do not count."""
+    import importlib
+
+    source = (
+        "RATE = {rate}\n\n\ndef residual(v, p):\n"
+        "    # {comment}\n    return v['xx'] + RATE * v['u'] * (1 - v['u'])\n"
+    )
+    module = tmp_path / "kpp_equation.py"
+    module.write_text(source.format(rate=2.0, comment="Fisher-KPP"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kpp = importlib.import_module("kpp_equation")
+    equation = pigp.operators.nonlinear(kpp.residual, {"u": pigp.Identity, "xx": pigp.D("x", 2)})
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), equation.with_dims("x"))
+    x = np.linspace(0, 1, 8)[:, None]
+    with pytest.warns(RuntimeWarning, match="did not converge"):  # two steps suffice here
+        model.fit(
+            x[[0, -1]], [0.2, 0.8], x, np.zeros(8), solver={"iterations": 2, "learn": "never"}
+        )
+    path = tmp_path / "kpp.npz"
+    model.save(path)
+    module.write_text(source.format(rate=2.0, comment="another comment") + "\n\n")
+    importlib.reload(kpp)
+    np.testing.assert_array_equal(pigp.load(path).predict(x)[0], model.predict(x)[0])
+    for changed in (source.format(rate=3.0, comment=""), source.replace("1 - v", "2 - v")):
+        module.write_text(changed.format(rate=2.0, comment=""))
+        importlib.reload(kpp)
+        with pytest.raises(ValueError, match="'kpp_equation:residual' found at load computes"):
+            pigp.load(path)
 
 
 def _round_trip(kernel, heat_data, path):
