@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._lazy import attach
+from ._quiet import quiet_tensorflow_import
 
 __version__ = "0.1.0"
 
@@ -72,6 +73,7 @@ _SUBMODULES = (
 
 __all__ = [*_NAMES, "kernels", "operators", "covariance", "plotting"]
 __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES)
+quiet_tensorflow_import()  # ``import pigp; import tensorflow`` starts quietly too
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see
     from . import covariance, kernels, operators, plotting

@@ -11,30 +11,10 @@ Every pigp module takes ``tf`` from here.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
-
-@contextlib.contextmanager
-def quiet_stderr():
-    """File descriptor 2 on the null device within the block (C++ writes there
-    directly, past ``sys.stderr``)."""
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no descriptor 2 (some embedded interpreters)
-        yield
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
+from ._quiet import quiet_stderr
 
 
 def _import():

@@ -356,13 +356,23 @@ class Model(tf.Module):
         """Validate ``fit``'s data (``ValueError`` naming the argument) with this
         model's kernel, operator, noise parameters and settings; nothing changes."""
         columns = self.operator.dims or self.dims
-        return prepare(
+        data = prepare(
             self.kernel,
             self._observations(X_u, y_u, X_f, y_f, observations),
             self.dims,
             len(columns) if columns else None,
             self.standardize,
         )
+        fields = self.fields or ()
+        used = {f for s in data.sets for _, _, f in s.terms} if fields else set()
+        unused = [f for f in fields if f not in used]
+        if unused:
+            raise ValueError(
+                f"kernel: the fields {unused} have a kernel but no data set's operator acts "
+                f"on them (the data act on {sorted(used)}); remove them from the kernel "
+                "dict, or add data or an equation that involves them"
+            )
+        return data
 
     def _observations(self, X_u, y_u, X_f, y_f, observations) -> list:
         """``fit``'s data as ``Observations``: ``X_u, y_u`` as the set ``"u"`` (operator
@@ -449,11 +459,16 @@ class Model(tf.Module):
         else:
             found = None if self.data is None else self.data.get(output)
             if found is None:
+                features = (
+                    list(self.operator.features) if isinstance(self.operator, Nonlinear) else []
+                )
                 known = (
                     list(fields or ())
                     + list(RESERVED_NAMES)
+                    + features
                     + [n for n in (self.data.names if self.data else ()) if n not in RESERVED_NAMES]
                 )
+                known = list(dict.fromkeys(known))
                 raise ValueError(f"output: expected one of {known} or an Operator, got {output!r}")
             terms = found.terms
         check_smoothness(self.kernel, terms, "output")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._tensorflow import tf
-from .operators import Nonlinear, Operator
+from .operators import Nonlinear, Operator, UndeclaredName
 from .parameters import Coefficient
 
 __all__ = ["Linearisation", "Linearised", "check_equation"]
@@ -88,12 +88,9 @@ class Linearisation:
     def _residual_and_partials(self, values, dtype) -> tuple:
         """``F`` at the feature values ``values`` (m, n) and its partials by a tape."""
         columns = tf.unstack(values, num=len(self.names))
-        p = {k: q.value(dtype) for k, q in self.equation.parameters_by_name.items()}
         with tf.GradientTape() as tape:
             tape.watch(columns)
-            residual = tf.convert_to_tensor(
-                self.equation.residual(dict(zip(self.names, columns)), p), dtype
-            )
+            residual = self.equation.call(dict(zip(self.names, columns)), dtype)
         partials = tape.gradient(
             residual, columns, unconnected_gradients=tf.UnconnectedGradients.ZERO
         )
@@ -147,12 +144,13 @@ def check_equation(equation: Nonlinear, dtype=tf.float64) -> None:
     rng = np.random.default_rng(0)
     names = list(equation.features)
     values = rng.uniform(0.5, 1.5, size=(len(names), 5))
-    p = {k: q.value(dtype) for k, q in equation.parameters_by_name.items()}
 
     def residual(columns):
         v = {k: tf.constant(c, dtype) for k, c in zip(names, columns)}
         try:
-            out = tf.convert_to_tensor(equation.residual(v, p), dtype)
+            out = equation.call(v, dtype)
+        except UndeclaredName as error:
+            raise ValueError(str(error)) from None
         except Exception as error:  # the user's function: say which call failed
             raise ValueError(
                 f"residual: calling it on features of shape (n,) failed: {error}"

@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 from ._tensorflow import tf
-from .parameters import Coefficient, Parameter
+from .parameters import Coefficient, CoefficientSum, Parameter
 
 __all__ = [
     "Operator",
@@ -102,10 +102,11 @@ class Operator:
         if isinstance(other, Operator):
             return self @ other
         try:
-            scale = Coefficient.of(other)
+            sum_ = CoefficientSum.of(other)
         except ValueError:
             return NotImplemented
-        return Operator(((scale * c, dict(o), f) for c, o, f in self.terms), self.dims)
+        terms = ((scale * c, dict(o), f) for scale in sum_.terms for c, o, f in self.terms)
+        return Operator(terms, self.dims)
 
     __rmul__ = __mul__
 
@@ -265,9 +266,11 @@ def heat(diffusivity=1.0, dims=("x", "t")) -> Operator:
     """
     if isinstance(diffusivity, Parameter) and diffusivity.label is None:
         diffusivity.label = "diffusivity"
-    elif not isinstance(diffusivity, (Parameter, Coefficient)) and not callable(diffusivity):
+    elif not isinstance(diffusivity, (Parameter, Coefficient, CoefficientSum)) and not callable(
+        diffusivity
+    ):
         diffusivity = float(diffusivity)
-    return (D("t") - Coefficient.of(diffusivity) * D("x", 2)).with_dims(*dims)
+    return (D("t") - CoefficientSum.of(diffusivity) * D("x", 2)).with_dims(*dims)
 
 
 def laplacian(*dims) -> Operator:
@@ -369,6 +372,29 @@ def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.nd
     return total.numpy()
 
 
+class UndeclaredName(ValueError, KeyError):
+    """A residual read a feature or a parameter its equation does not declare."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Declared(dict):
+    """The dict a residual reads (``v`` or ``p``): a missing name raises
+    ``UndeclaredName`` saying what is declared and where to declare it."""
+
+    def __init__(self, values, what: str):
+        super().__init__(values)
+        self.what = what
+
+    def __missing__(self, key):
+        raise UndeclaredName(
+            f"residual: it reads {'v' if self.what == 'feature' else 'p'}[{key!r}], but "
+            f"{key!r} is not a declared {self.what} (declared: {sorted(self)}); add it to "
+            f"nonlinear(..., {self.what}s={{{key!r}: ...}})"
+        )
+
+
 class Nonlinear:
     """A nonlinear equation ``N[u] = F(L_1 u, ..., L_m u) = f``, pointwise in the values of
     linear features ``L_a u`` (``u``, ``u_x``, ``u_xx``, ``laplacian``...).
@@ -414,11 +440,20 @@ class Nonlinear:
                     "(put coefficients that vary or are learned into the residual)"
                 )
         parameters = dict(parameters or {})
-        for name, p in parameters.items():
+        for name, p in list(parameters.items()):
+            if (
+                isinstance(name, str)
+                and isinstance(p, (int, float, np.integer, np.floating))
+                and not isinstance(p, bool)
+                and np.isfinite(p)
+            ):  # a known number: a constant
+                p = parameters[name] = Parameter(
+                    float(p), positive=False, trainable=False, name=name
+                )
             if not isinstance(name, str) or not isinstance(p, Parameter):
                 raise ValueError(
-                    f"parameters: expected names (str) mapped to pigp.Parameter objects, got "
-                    f"{name!r}: {p!r}"
+                    f"parameters: expected names (str) mapped to pigp.Parameter objects or "
+                    f"finite numbers, got {name!r}: {p!r}"
                 )
             if p.shape != ():
                 raise ValueError(f"parameters[{name!r}]: expected a scalar Parameter")
@@ -459,7 +494,13 @@ class Nonlinear:
         """``F`` at feature values ``{name: array (n,)}`` with the parameters' current
         values."""
         v = {k: tf.convert_to_tensor(values[k], dtype) for k in self.features}
+        return self.call(v, dtype)
+
+    def call(self, v: dict, dtype=tf.float64) -> tf.Tensor:
+        """``residual(v, p)`` with ``v`` the features' tensors and ``p`` the parameters'
+        current (or substituted) values, each a ``Declared`` dict."""
         p = {k: q.value(dtype) for k, q in self.parameters_by_name.items()}
+        v, p = Declared(v, "feature"), Declared(p, "parameter")
         return tf.convert_to_tensor(self.residual(v, p), dtype)
 
     def get_config(self) -> dict:
@@ -493,7 +534,8 @@ def nonlinear(residual, features: dict, parameters: dict | None = None) -> Nonli
             point i's features only).
         features: ``{name: Operator}``, e.g. ``{"u": Identity, "t": D("t"), "x":
             D("x"), "xx": D("x", 2)}``; operators with constant coefficients.
-        parameters: ``{name: pigp.Parameter}`` read by the residual as ``p[name]``;
+        parameters: ``{name: pigp.Parameter or number}`` read by the residual as
+            ``p[name]``; a number is a known constant (a ``Parameter`` not trained);
             they appear as ``"operator.NAME"`` in ``parameter_values()``.
 
     Example (Burgers, viscosity learned)::

@@ -365,6 +365,17 @@ class Parameter(tf.Module):
     def __pow__(self, power):
         return self._coefficient() ** power
 
+    def __add__(self, other):
+        return self._coefficient().__add__(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._coefficient().__sub__(other)
+
+    def __rsub__(self, other):
+        return self._coefficient().__rsub__(other)
+
 
 def _check_prior(prior, name: str):
     """The prior rebuilt with float64 parameters (so ``tfd.LogNormal(0., 1.)`` works on
@@ -554,6 +565,17 @@ class Coefficient:
     def __neg__(self):
         return Coefficient(-self.constant, self.factors, self.functions)
 
+    def __add__(self, other):
+        return CoefficientSum.of(self) + other
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return CoefficientSum.of(self) - other
+
+    def __rsub__(self, other):
+        return (-CoefficientSum.of(self)) + other
+
     def __pow__(self, power):
         if not isinstance(power, (int, np.integer)) or power < 0:
             raise ValueError(f"coefficient power: expected a non-negative integer, got {power!r}")
@@ -587,3 +609,82 @@ def _check_above(value: np.ndarray, lower: float, name: str) -> None:
             f"{name}: expected values > {lower} (a positive parameter; pass "
             f"positive=False for one of any sign), got {value}"
         )
+
+
+class CoefficientSum:
+    """A sum of coefficients, ``lam + 2 * mu``, ``c - 1``: what arithmetic on
+    parameters and numbers gives beyond a product. An operator multiplied by it is the
+    sum of the operator multiplied by each term (``(lam + mu) * D("x", 2)`` is
+    ``lam * D("x", 2) + mu * D("x", 2)``); products distribute.
+
+    Args:
+        terms: the ``Coefficient`` objects summed.
+    """
+
+    def __init__(self, terms):
+        self.terms = tuple(terms)
+
+    @classmethod
+    def of(cls, value) -> CoefficientSum:
+        """``value`` (a sum, a coefficient, a parameter, a number or a function of the
+        inputs) as a sum."""
+        if isinstance(value, CoefficientSum):
+            return value
+        return cls((Coefficient.of(value),))
+
+    @staticmethod
+    def _other(other):
+        try:
+            return CoefficientSum.of(other)
+        except ValueError:
+            return None
+
+    def __add__(self, other):
+        other = self._other(other)
+        if other is None:
+            return NotImplemented
+        return CoefficientSum(self.terms + other.terms)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return CoefficientSum(-c for c in self.terms)
+
+    def __sub__(self, other):
+        other = self._other(other)
+        if other is None:
+            return NotImplemented
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        if not isinstance(other, (CoefficientSum, Coefficient, Parameter)) and not (
+            isinstance(other, (int, float, np.integer, np.floating))
+            or (callable(other) and not isinstance(other, type))
+        ):
+            return NotImplemented
+        other = CoefficientSum.of(other)
+        return CoefficientSum(a * b for a in self.terms for b in other.terms)
+
+    __rmul__ = __mul__
+
+    @property
+    def parameters(self) -> tuple:
+        """The parameters of the terms, each once."""
+        found = []
+        for p in (p for c in self.terms for p in c.parameters):
+            if not any(p is q for q in found):
+                found.append(p)
+        return tuple(found)
+
+    def value(self, dtype=tf.float64, X=None) -> tf.Tensor:
+        """The sum of the terms' values (see ``Coefficient.value``)."""
+        return tf.add_n([c.value(dtype, X) for c in self.terms])
+
+    def numpy(self) -> float:
+        return float(self.value().numpy())
+
+    def __repr__(self) -> str:
+        return " + ".join(repr(c) for c in self.terms)

@@ -237,3 +237,8 @@ def test_field_refusals(rng):
         Fields({"a b": SquaredExponential()})
     with pytest.raises(ValueError, match="dict from field names"):
         Fields({})
+    three = {**two, "unused": SquaredExponential()}
+    unused = pigp.PIGP(three, field("a"))
+    with pytest.raises(ValueError, match=r"fields \['unused'\] have a kernel but no data"):
+        unused.fit(observations=[pigp.Observations(X, y, field("a") + field("b"), name="d")])
+    assert unused.data is None

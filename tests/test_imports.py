@@ -84,16 +84,19 @@ def test_no_import_cycles():
         pytest.fail("import cycle: " + " -> ".join(cycle))
 
 
-def test_import_and_a_first_fit_print_nothing_on_stderr():
+@pytest.mark.parametrize("first", ["pigp", "pigp, then tensorflow"])
+def test_import_and_a_first_fit_print_nothing_on_stderr(first):
     """TensorFlow's C++ start-up lines and TFP's distutils warning stay off, even with
-    Python's warnings shown (-W default), unless TF_CPP_MIN_LOG_LEVEL is set."""
+    Python's warnings shown (-W default), unless TF_CPP_MIN_LOG_LEVEL is set; also
+    where the program imports tensorflow itself after pigp."""
     import os
     import subprocess
     import sys
 
     code = (
         "import numpy as np, pigp, pigp.sampling\n"
-        "m = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.D('x', 2), dims=('x',))\n"
+        + ("import tensorflow as tf\n" if "tensorflow" in first else "")
+        + "m = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.D('x', 2), dims=('x',))\n"
         "x = np.linspace(0, 1, 8)[:, None]\n"
         "m.fit(x[[0, -1]], np.sin(x[[0, -1], 0]), x, -np.sin(x[:, 0]), steps=20)\n"
         "print(m.predict(x)[0].shape)\n"

@@ -332,3 +332,44 @@ def test_a_conditional_fit_holds_the_kernel_and_noise_then_releases_them(tmp_pat
     names = [name for name, _ in joint.trainable_parameters()]
     assert names == ["kernel.variance", "kernel.lengthscales", "operator.nu", "noise_u"]
     assert not any(s.condition for s in joint.data.sets)
+
+
+def _kpp_residual(v, p):
+    return v["t"] - p["d"] * v["xx"] - p["r"] * v["u"] * (1 - v["u"])
+
+
+def _undeclared_feature(v, p):
+    return v["t"] - v["yy"]
+
+
+def _undeclared_parameter(v, p):
+    return v["t"] - p["nu"] * v["u"]
+
+
+def test_numbers_are_constants_and_undeclared_names_are_named():
+    """A number in ``parameters=`` is a known constant (not trained, named); a residual
+    that reads a feature or a parameter it did not declare is refused at fit, saying
+    which and what is declared; ``output=`` errors list the features."""
+    features = {"u": Identity, "t": D("t"), "xx": D("x", 2)}
+    r = pigp.Parameter(1.0, name="r")
+    kpp = nonlinear(_kpp_residual, features, {"d": 0.01, "r": r}).with_dims("x", "t")
+    assert kpp.parameters_by_name["d"].numpy() == 0.01
+    assert not kpp.parameters_by_name["d"].trainable
+    assert kpp.evaluate(
+        {"u": np.array([0.5]), "t": np.array([0.0]), "xx": np.array([2.0])}
+    ).numpy() == pytest.approx([-0.02 - 0.25])
+    X = np.random.default_rng(0).uniform(size=(6, 2))
+    for residual, message in (
+        (_undeclared_feature, r"reads v\['yy'\], but 'yy' is not a declared feature"),
+        (_undeclared_parameter, r"reads p\['nu'\], but 'nu' is not a declared parameter"),
+    ):
+        equation = nonlinear(residual, features).with_dims("x", "t")
+        model = pigp.PIGP(pigp.kernels.SquaredExponential(), equation)
+        with pytest.raises(ValueError, match=message):
+            model.fit(X, np.sin(X[:, 0]), X, np.zeros(6))
+        assert model.data is None
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), kpp)
+    with pytest.warns(RuntimeWarning, match="did not converge"):  # one step is enough here
+        model.fit(X, np.sin(X[:, 0]), X, np.zeros(6), solver={"iterations": 1, "learn": "never"})
+    with pytest.raises(ValueError, match=r"'u', 'f', 't', 'xx'\]"):
+        model.predict(X, output="nothing")

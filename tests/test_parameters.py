@@ -95,3 +95,37 @@ def test_a_prior_on_the_positive_reals_makes_a_parameter_positive():
     signed = pigp.Parameter(2.0, prior=tfd.Normal(0.0, 1.0))
     assert signed.positive is None
     assert (signed * D("x")).parameters[0].positive is False
+
+
+def test_sums_of_parameters_and_numbers_distribute_over_operators():
+    """``(lam + mu) * D("x", 2)``, ``(lam - 1) * D("x")``, ``2 * (lam + mu)`` and a
+    product of sums: each operator's block equals the one of its terms written out by
+    hand, for the parameters' values."""
+    from pigp.covariance import block
+
+    lam, mu = pigp.Parameter(1.5, name="lam"), pigp.Parameter(0.25, name="mu")
+    X = np.random.default_rng(0).uniform(size=(6, 1))
+    kernel = pigp.kernels.SquaredExponential(lengthscales=[0.4])
+    pairs = [
+        ((lam + mu) * D("x", 2), lam * D("x", 2) + mu * D("x", 2)),
+        ((lam - 1.0) * D("x"), lam * D("x") - 1.0 * D("x")),
+        ((1.0 - lam) * Identity, 1.0 * Identity - lam * Identity),
+        (2 * (lam + mu) * D("x"), 2 * lam * D("x") + 2 * mu * D("x")),
+        ((lam + mu) * (lam - mu) * Identity, lam**2 * Identity - mu**2 * Identity),
+        (pigp.operators.heat(lam + mu, dims=("x",)).with_dims("x", "t"), None),
+    ]
+    for operator, expanded in pairs[:-1]:
+        terms, reference = operator.resolve(1, ("x",)), expanded.resolve(1, ("x",))
+        got = block(kernel, X, X, terms, terms).numpy()
+        want = block(kernel, X, X, reference, reference).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    heat = pairs[-1][0]
+    by_order = {}
+    for c, orders, _ in heat.terms:
+        key = tuple(sorted(dict(orders).items()))
+        by_order[key] = by_order.get(key, 0.0) + float(c.numpy())
+    assert by_order == pytest.approx({(("t", 1),): 1.0, (("x", 2),): -1.75})  # u_t - (lam+mu) u_xx
+    assert {p.name for p in (lam + mu).parameters} == {"lam", "mu"}
+    assert (lam + 2.0).numpy() == pytest.approx(3.5)
+    with pytest.raises(TypeError):
+        lam + "a"
