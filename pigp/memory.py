@@ -6,7 +6,10 @@ derivative order of each block). The growth of a fresh process's peak resident
 memory over one ``fit`` of the heat problem (float64, half u and half f values;
 ``python benchmarks/memory.py`` measures it) is about 180 bytes per entry of K
 (~22 float64 N x N arrays) at N = 4000 to 6000, beyond ~0.6 GB of compiled
-programs. ``fit_bytes`` rounds this up to 200 bytes per entry.
+programs. ``fit_bytes`` rounds this up to 200 bytes per entry. A model of several
+fields compiles a program per field: the two-field elasticity of 480 values
+(``benchmarks/elasticity.py``) peaked at 1.5-1.7 GB, so the programs' part counts
+once per field.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ OVERHEAD = 600 * 2**20  # compiled programs and their buffers
 WARN_FRACTION = 0.5  # warn above this fraction of the available memory
 
 
-def fit_bytes(n: int) -> int:
-    """Estimated peak memory of an exact fit of ``n`` data values, in bytes (float64;
-    float32 needs less, measured but not modelled)."""
-    return int(BYTES_PER_ENTRY * n * n + OVERHEAD)
+def fit_bytes(n: int, fields: int = 1) -> int:
+    """Estimated peak memory of an exact fit of ``n`` data values of a model of
+    ``fields`` latent fields, in bytes (float64; float32 needs less, measured but not
+    modelled)."""
+    return int(BYTES_PER_ENTRY * n * n + OVERHEAD * max(1, fields))
 
 
 def available_bytes() -> int:
@@ -46,14 +50,14 @@ def largest_n(memory: int) -> int:
     return int((max(0, memory - OVERHEAD) / BYTES_PER_ENTRY) ** 0.5)
 
 
-def check_fit(n: int) -> None:
+def check_fit(n: int, fields: int = 1) -> None:
     """Refuse (``ValueError``) an exact fit of ``n`` values that would not fit in the
     memory available, and warn above half of it.
 
     Raises:
         ValueError: stating the estimate, the memory available and the N that fits.
     """
-    need, have = fit_bytes(n), available_bytes()
+    need, have = fit_bytes(n, fields), available_bytes()
     gb = 1e9
     if need > have:
         raise ValueError(

@@ -211,7 +211,7 @@ class PIGP(Model):
         steps: int | None = None,
         learning_rate: float | None = None,
         optimizer: str | None = None,
-        verbose: bool = False,
+        verbose: bool | None = None,
         callback=None,
         solver: dict | None = None,
         plan: FitPlan | None = None,
@@ -238,7 +238,9 @@ class PIGP(Model):
                 whose noise was not given is tried exact (its noise fixed at 0, the
                 rest refitted by L-BFGS-B) and kept so unless the log marginal
                 likelihood drops by more than ``plan.exact_evidence`` (``noise_choice``).
-            verbose: show a progress bar with the current loss.
+            verbose: show a progress bar with the current loss: True always, False
+                never, None (default) on a terminal once a run has lasted 10 s;
+                ``True`` also prints each Gauss-Newton iteration.
             callback: ``callback(step, loss, model)`` after every 250 Adam steps
                 and after the last; returning ``True`` stops Adam early.
             solver: for a nonlinear equation (``pigp.operators.nonlinear``), the
@@ -287,7 +289,7 @@ class PIGP(Model):
             )
         gauss_newton = Solver.updated(plan.solver, solver)
         data = self.prepare_data(X_u, y_u, X_f, y_f, observations)
-        memory.check_fit(sum(data.sizes))
+        memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1)
         self._release_held()
         if self.nonlinear:
             fit_nonlinear(self, data, plan, run, gauss_newton, verbose, callback)

@@ -179,7 +179,7 @@ class SparsePIGP(Model):
         natural_step: float | None = 0.1,
         optimal_q: bool = True,
         warm_start: int | None = 2048,
-        verbose: bool = False,
+        verbose: bool | None = None,
         callback=None,
     ) -> SparsePIGP:
         """Learn the parameters and ``q`` by maximising a lower bound on ``log p(y)``.
@@ -214,7 +214,8 @@ class SparsePIGP(Model):
                 200 iterations): minibatch gradients are noisy, and a good start
                 saves thousands of their steps. None: start from the current
                 values.
-            verbose: show a progress bar.
+            verbose: show a progress bar (None, the default: on a terminal, once the
+                fit has lasted 10 s).
             callback: ``callback(step, loss, model)`` after every 250 stochastic steps
                 and after the last; returning ``True`` stops early.
 

@@ -579,10 +579,15 @@ def minimize_lbfgs(
     return history
 
 
-def progress_bar(total: int, verbose: bool, description: str = "fit"):
-    """A tqdm progress bar of ``total`` steps, or None when not ``verbose``."""
-    if not verbose:
+def progress_bar(total: int, verbose, description: str = "fit"):
+    """A tqdm progress bar of ``total`` steps: always where ``verbose`` is True, never
+    where it is False, and where it is None (``fit``'s default) once the run has lasted
+    10 s, on a terminal only (quiet in scripts' logs, CI and notebooks' captured
+    output)."""
+    if verbose is False:
         return None
     from tqdm.auto import tqdm
 
+    if verbose is None:
+        return tqdm(total=total, desc=description, unit="step", delay=10, disable=None)
     return tqdm(total=total, desc=description, unit="step")

@@ -403,3 +403,47 @@ def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f
     traceback = stderr[stderr.index("Traceback") :]
     assert "tensorflow" not in traceback and "scipy" not in traceback
     assert traceback.strip().endswith("KeyboardInterrupt")
+
+
+_FIELDS_MEMORY = textwrap.dedent("""
+    import resource, warnings, numpy as np, pigp
+    from pigp.operators import D, field
+    rng = np.random.default_rng(0)
+    X_s, X_c = rng.uniform(size=(40, 2)), rng.uniform(size=(80, 2))
+    lam, mu = pigp.Parameter(2.0, positive=True), pigp.Parameter(1.0, positive=True)
+    u, v = field("u"), field("v")
+    xx, yy, xy = D("x", 2), D("y", 2), D({"x": 1, "y": 1})
+    mx = (((lam + 2 * mu) * xx + mu * yy) @ u + ((lam + mu) * xy) @ v).with_dims("x", "y")
+    my = ((mu * xx + (lam + 2 * mu) * yy) @ v + ((lam + mu) * xy) @ u).with_dims("x", "y")
+    kernels = {"u": pigp.kernels.SquaredExponential(), "v": pigp.kernels.SquaredExponential()}
+    model = pigp.PIGP(kernels, mx, dims=("x", "y"))
+    sets = [
+        pigp.Observations(X_s, np.sin(X_s[:, 0]), u.with_dims("x", "y"), name="su"),
+        pigp.Observations(X_s, np.cos(X_s[:, 1]), v.with_dims("x", "y"), name="sv"),
+        pigp.Observations(X_c, np.zeros(80), mx, name="mx"),
+        pigp.Observations(X_c, np.zeros(80), my, name="my"),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(observations=sets, steps=30)
+        model.parameter_uncertainty()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print("peak", peak, "estimate", pigp.memory.fit_bytes(240, 2))
+""")
+
+
+@pytest.mark.slow
+def test_the_memory_estimate_holds_a_two_field_fit_within_a_factor_two():
+    """Two fields (plane elasticity, 240 values, Lame coefficients learned): the
+    process's peak over import, fit and Laplace is within 2x of ``fit_bytes(N, 2)``
+    (it was 7-12 GB at 480 values before the blocks' weights became products of
+    vectors and the Laplace of several fields took differences of the gradient)."""
+    output = subprocess.run(
+        [sys.executable, "-c", _FIELDS_MEMORY],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=900,
+    ).stdout.split()
+    peak, estimate = int(output[1]), int(output[3])
+    assert estimate / 2 <= peak <= 2 * estimate, (peak / 1e9, estimate / 1e9)

@@ -6,6 +6,7 @@ import scipy.optimize
 import tensorflow as tf
 
 import pigp
+from pigp import training
 from pigp.training import Adam
 
 
@@ -300,3 +301,26 @@ def test_fused_and_separate_programs_take_the_same_adam_steps(monkeypatch):
     np.testing.assert_allclose(fused, separate, rtol=1e-9)
     for a, b in zip(fused_end, separate_end):
         np.testing.assert_allclose(a, b, rtol=1e-7)
+
+
+def test_the_default_progress_bar_waits_ten_seconds_and_only_on_a_terminal(monkeypatch):
+    """``verbose=None`` (``fit``'s default): a bar that appears after 10 s of a run, on
+    a terminal; off where the output is not one (logs, CI). True: always; False: none."""
+    import io
+
+    assert training.progress_bar(10, False) is None
+    quiet = training.progress_bar(10, None)
+    assert quiet.disable is True  # pytest's stderr is not a terminal
+    quiet.close()
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr("sys.stderr", Terminal())
+    shown = training.progress_bar(10, None)
+    assert not shown.disable and shown.delay == 10
+    shown.close()
+    always = training.progress_bar(10, True)
+    assert not always.disable and always.delay == 0
+    always.close()

@@ -237,7 +237,7 @@ def fit_nonlinear(
     plan: FitPlan,
     run: Training | None = None,
     solver: Solver | None = None,
-    verbose: bool = False,
+    verbose: bool | None = None,
     callback=None,
     report: FitReport | None = None,
 ) -> FitReport:
@@ -290,7 +290,9 @@ def fit_nonlinear(
 
     def train(data_k, learn_now):
         phase = run if learn_now else dataclasses.replace(run, steps=0)
-        fit_linear(model, data_k, plan, phase, False, callback, report)
+        # A phase's bar only in the default mode (after 10 s, on a terminal); with
+        # verbose=True the iterations are printed instead.
+        fit_linear(model, data_k, plan, phase, None if verbose is None else False, callback, report)
         losses.extend(report.history)
 
     report.gauss_newton = []
