@@ -19,6 +19,7 @@ import time
 import warnings
 
 import numpy as np
+from calibration import problem
 from scipy.stats import qmc
 
 import pigp
@@ -69,27 +70,11 @@ def fingerprint() -> dict:
     return out
 
 
-def _slow_heat(seed: int, noise: float) -> tuple:
-    """The calibration's slow family, u = e^-2t sin(pi x) + x^2 t, alpha 0.05, on 20 + 20
-    uniform points, with ``noise`` relative Gaussian noise."""
-    rng = np.random.default_rng(seed)
-    X_u, X_f = rng.uniform(0, 1, (20, 2)), rng.uniform(0, 1, (20, 2))
-    x, t = X_u[:, 0], X_u[:, 1]
-    y_u = np.exp(-2 * t) * np.sin(np.pi * x) + x**2 * t
-    x, t = X_f[:, 0], X_f[:, 1]
-    u_t = -2 * np.exp(-2 * t) * np.sin(np.pi * x) + x**2
-    u_xx = -(np.pi**2) * np.exp(-2 * t) * np.sin(np.pi * x) + 2 * t
-    y_f = u_t - 0.05 * u_xx
-    y_u = y_u + noise * np.sqrt(np.mean(y_u**2)) * rng.standard_normal(20)
-    y_f = y_f + noise * np.sqrt(np.mean(y_f**2)) * rng.standard_normal(20)
-    return X_u, y_u, X_f, y_f
-
-
 def _stages(out: dict, record) -> None:
     """The fit's stages beyond the default linear fit (see the module's docstring)."""
     from pigp.experiments.nonlinear import burgers_design, burgers_equation, burgers_reference
 
-    data = _slow_heat(14, 0.05)
+    data = problem("slow", 14, 0.05)  # the calibration's slow family
     auto = pigp.PIGP("auto", pigp.operators.heat(pigp.Parameter(2.0, positive=True)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
