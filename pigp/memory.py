@@ -9,7 +9,8 @@ memory over one ``fit`` of the heat problem (float64, half u and half f values;
 programs. ``fit_bytes`` rounds this up to 200 bytes per entry. A model of several
 fields compiles a program per field: the two-field elasticity of 480 values
 (``benchmarks/elasticity.py``) peaked at 1.5-1.7 GB, so the programs' part counts
-once per field.
+once per field. Not yet a model of several fields: a two-field fit of 240 values with
+its Laplace peaked at 3.0 GB in one run, 2.3 times this estimate.
 """
 
 from __future__ import annotations

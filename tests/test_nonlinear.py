@@ -223,8 +223,8 @@ def test_bad_equations_and_settings_are_refused_with_the_argument_named():
         pigp.PIGP(kernel, heat(1.0)).fit(Xb, yb, Xi, np.zeros(len(Xi)), solver={})
     with pytest.raises(ValueError, match="features"):
         nonlinear(lambda v, p: v["u"], {"u": "u"})
-    with pytest.raises(ValueError, match="parameters"):
-        nonlinear(lambda v, p: v["u"], {"u": Identity}, {"nu": 0.1})
+    with pytest.raises(ValueError, match="parameters"):  # a number is a constant; not text
+        nonlinear(lambda v, p: v["u"], {"u": Identity}, {"nu": "0.1"})
     with pytest.raises(ValueError, match="operator"):
         pigp.SparsePIGP(kernel, burgers(nu))
 
