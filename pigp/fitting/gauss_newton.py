@@ -295,7 +295,6 @@ def fit_nonlinear(
         fit_linear(model, data_k, plan, phase, None if verbose is None else False, callback, report)
         losses.extend(report.history)
 
-    report.gauss_newton = []
     learn_points = None if solver.learn_points is None else int(solver.learn_points)
     report.gauss_newton = solve(
         model, flagged(data.sets, False), train, solver, solver.learn, verbose, learn_points

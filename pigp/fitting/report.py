@@ -90,10 +90,6 @@ def _number(value) -> float | str:
     return value if math.isfinite(value) else repr(value)
 
 
-def _float(value) -> float:
-    return float(value)
-
-
 @dataclass
 class FitReport:
     """Everything one ``fit`` found besides the parameter values.
@@ -176,23 +172,23 @@ class FitReport:
             coefficients = restart.get("coefficients")
             restart = NoiseRestart(
                 tuple(restart["sets"]),
-                _float(restart["first"]),
-                _float(restart["restart"]),
+                float(restart["first"]),
+                float(restart["restart"]),
                 str(restart["kept"]),
-                None if coefficients is None else _float(coefficients),
+                None if coefficients is None else float(coefficients),
             )
         return cls(
-            history=[_float(v) for v in config.get("history", [])],
-            lbfgs_evaluations=[_float(v) for v in config.get("lbfgs_evaluations", [])],
+            history=[float(v) for v in config.get("history", [])],
+            lbfgs_evaluations=[float(v) for v in config.get("lbfgs_evaluations", [])],
             rejected_steps=[int(i) for i in config.get("rejected_steps", [])],
             noise_choice={
-                name: NoiseChoice(_float(learned), _float(exact), str(kept))
+                name: NoiseChoice(float(learned), float(exact), str(kept))
                 for name, (learned, exact, kept) in config.get("noise_choice", {}).items()
             },
             noise_restart=restart,
-            kernel_choice={k: _float(v) for k, v in config.get("kernel_choice", {}).items()},
+            kernel_choice={k: float(v) for k, v in config.get("kernel_choice", {}).items()},
             gauss_newton=[
-                Step(int(i), _float(c), _float(r), _float(d), bool(lr), _float(lo), int(p))
+                Step(int(i), float(c), float(r), float(d), bool(lr), float(lo), int(p))
                 for i, c, r, d, lr, lo, p in config.get("gauss_newton", [])
             ],
             held=tuple(str(n) for n in config.get("held", [])),
