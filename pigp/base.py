@@ -115,6 +115,9 @@ class Model(tf.Module):
     kernel_choice = _reported("kernel_choice", "``{kernel: evidence}`` of ``'auto'``.")
     gauss_newton = _reported("gauss_newton", "A nonlinear fit's iterations, ``[Step]``.")
     held = _reported("held", "Parameters a conditional Gauss-Newton fit held.")
+    unidentified = _reported(
+        "unidentified", "Coefficients of a nonlinear equation the fit could not identify: {name: why}."
+    )
 
     @property
     def data(self) -> Data | None:

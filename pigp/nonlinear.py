@@ -74,6 +74,10 @@ class Linearisation:
             raise ValueError(f"values: expected shape ({len(self.names)}, n), got {values.shape}")
         self.size = values.shape[1]
         self.values = tf.Variable(values, dtype=dtype, trainable=False)
+        #: ``-F(v_k) + sum_a c_a v_a,k`` at the parameters of the last
+        #: ``right_hand_side``, and the scale the targets are divided by (``target_shift``).
+        self.offset = tf.Variable(np.zeros(self.size), dtype=dtype, trainable=False)
+        self.scale = 1.0
         self.partials = [_Partial(self, a) for a in range(len(self.names))]
         self.operator = Linearised(self)
 
@@ -97,11 +101,36 @@ class Linearisation:
         return residual, partials, columns
 
     def right_hand_side(self, y: np.ndarray) -> np.ndarray:
-        """``f - F(v_k) + sum_a c_a v_a,k`` at the n points, for data ``y = f``."""
+        """``f - F(v_k) + sum_a c_a v_a,k`` at the n points, for data ``y = f``, with the
+        parameters' current values (kept for ``target_shift``)."""
         values = tf.constant(self.values.numpy(), tf.float64)
-        residual, partials, columns = self._residual_and_partials(values, tf.float64)
-        linear = tf.add_n([c * v for c, v in zip(partials, columns)])
-        return np.asarray(y, np.float64) - residual.numpy() + linear.numpy()
+        offset = self._offset(values, tf.float64).numpy()
+        self.offset.assign(offset.astype(self.offset.dtype.as_numpy_dtype))
+        return np.asarray(y, np.float64) + offset
+
+    def _offset(self, values, dtype):
+        """``-F(v_k) + sum_a c_a v_a,k`` with the parameters' current (or substituted)
+        values."""
+        residual, partials, columns = self._residual_and_partials(values, dtype)
+        return tf.add_n([c * v for c, v in zip(partials, columns)]) - residual
+
+    @property
+    def moves_target(self) -> bool:
+        """Whether the right-hand side depends on a trainable parameter."""
+        return any(p.trainable for p in self.equation.parameters)
+
+    def target_shift(self, dtype) -> tf.Tensor:
+        """How far the standardised right-hand side moves from the one the data hold
+        when the parameters take their current (or substituted) values: ``(n,)``.
+
+        The right-hand side ``f - F(v_k) + sum_a c_a v_a,k`` depends on the equation's
+        coefficients wherever one multiplies a nonlinear term (``r u (1 - u)`` gives
+        ``r u_k^2``). The linearised model's likelihood is that of the data shifted by
+        this, so that its gradient and Hessian in a coefficient see the whole
+        linearised equation and not its left-hand side alone; at the values the
+        right-hand side was computed with, the shift is zero."""
+        moved = self._offset(tf.cast(self.values, dtype), dtype) - tf.cast(self.offset, dtype)
+        return moved / tf.cast(self.scale, dtype)
 
 
 class Linearised(Operator):

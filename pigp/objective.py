@@ -73,6 +73,11 @@ def _cotangents(blocks: dict, sizes: list, inverse, alpha) -> list:
     return cotangents
 
 
+def _moving(s):
+    linearisation = getattr(getattr(s, "operator", None), "linearisation", None)
+    return linearisation if linearisation is not None and linearisation.moves_target else None
+
+
 class Objective:
     """The negative log marginal likelihood of data sets of a fixed structure.
 
@@ -115,6 +120,12 @@ class Objective:
         self.key = (self.structure.key, *self._variables.key)
         if any(self.conditions):
             self.key = (*self.key, ("condition", self.conditions))
+        #: Per set, the linearisation whose right-hand side moves with a trained
+        #: coefficient (``pigp.nonlinear.Linearisation.target_shift``), else None.
+        self.moving = tuple(_moving(s) for s in self.sets)
+        self.moves = any(m is not None for m in self.moving)
+        if self.moves:
+            self.key = (*self.key, ("moving", tuple(m is not None for m in self.moving)))
         self.signature = self.signature_of(self.variables, self.sets, self.priors)
 
     @staticmethod
@@ -188,6 +199,31 @@ class Objective:
     def values(self) -> tuple:
         """The constrained values of ``parameters`` (float64 tensors)."""
         return tuple(p.value(tf.float64) for p in self.parameters)
+
+    def _shift(self, Xs) -> tf.Tensor:
+        """How far the targets move from those given at the parameters' current (or
+        substituted) values: a linearised equation's right-hand side where it depends
+        on a trained coefficient, zero elsewhere (``pigp.nonlinear``)."""
+        return tf.concat(
+            [
+                tf.zeros(tf.shape(X)[:1], self.dtype) if m is None else m.target_shift(self.dtype)
+                for m, X in zip(self.moving, Xs)
+            ],
+            0,
+        )
+
+    def _shift_and_vjp(self, Xs, values, alpha=None):
+        """``(shift, tape)`` at ``values``, or with ``alpha`` (``dloss/dy``) the shift's
+        contribution to ``dloss/dvalues``."""
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(values)
+            with substituted(self.parameters, values):
+                shift = self._shift(Xs)
+        if alpha is None:
+            return shift, tape
+        return tape.gradient(
+            shift, values, output_gradients=tf.cast(alpha, shift.dtype), unconnected_gradients="zero"
+        )
 
     def _covariance_at(self, Xs, values) -> tf.Tensor:
         """``K`` with ``parameters`` at ``values``."""
@@ -283,9 +319,13 @@ class Objective:
         the current values or at ``unconstrained``."""
         if unconstrained is None:
             K = self.covariance(Xs)
+            if self.moves:
+                y = y + tf.cast(self._shift(Xs), y.dtype)
         else:
             with substituted(self.parameters, unconstrained=unconstrained):
                 K = self.covariance(Xs)
+                if self.moves:
+                    y = y + tf.cast(self._shift(Xs), y.dtype)
         order = self._condition_order(Xs)
         if order is None:
             nll = self._tf_gaussian(K, y)[2]
@@ -322,6 +362,8 @@ class Objective:
         NaN where ``K`` is not positive definite."""
         K = self.gram(Xs).astype(np.float64)
         y = np.asarray(y, dtype=np.float64)
+        if self.moves:
+            y = y + self._shift(Xs).numpy().astype(np.float64)
         order = self._condition_order(Xs)
         if order is not None:
             nll = self._np_conditional(K, y, order)[0]
@@ -418,12 +460,23 @@ class Objective:
         ``pigp.linalg.small_cholesky``, rather than the Gram matrix and its VJP
         called as programs of their own around TensorFlow's Cholesky."""
         values, values_tape = self._values_and_tape(unconstrained)
+        if self.moves:
+            shift, shift_tape = self._shift_and_vjp(Xs, values)
+            y = y + tf.cast(shift, y.dtype)
         if fused:
-            loss, dvalues = self._fused_loss_and_dvalues(Xs, y, values)
+            loss, dvalues, alpha = self._fused_loss_and_dvalues(Xs, y, values)
         else:
             K = self._gram(Xs, values)
             loss, inverse, alpha = self._tf_loss_inverse_alpha(K, y, Xs, tf.linalg.cholesky)
             dvalues = self._gram_vjp(Xs, values, inverse, alpha)
+        if self.moves:
+            moved = shift_tape.gradient(
+                shift,
+                values,
+                output_gradients=tf.cast(alpha, shift.dtype),
+                unconnected_gradients="zero",
+            )
+            dvalues = [d + tf.cast(e, d.dtype) for d, e in zip(dvalues, moved)]
         grads = self._chain(values_tape, values, dvalues, unconstrained)
         return self._with_penalty(
             tf.cast(loss, tf.float64), [tf.cast(g, tf.float64) for g in grads], unconstrained
@@ -440,7 +493,7 @@ class Objective:
         return loss, inverse, alpha
 
     def _fused_loss_and_dvalues(self, Xs, y, values) -> tuple:
-        """``(loss, dloss/dvalues)`` with ``K``'s blocks (as ``_vjp`` takes them)
+        """``(loss, dloss/dvalues, dloss/dy)`` with ``K``'s blocks (as ``_vjp`` takes them)
         computed once, under the tape of the VJP."""
         tape, blocks, sizes = self._taped_blocks(Xs, values)
         K = from_blocks(blocks)
@@ -451,7 +504,7 @@ class Objective:
             output_gradients=_cotangents(blocks, sizes, inverse, alpha),
             unconnected_gradients="zero",
         )
-        return loss, dvalues
+        return loss, dvalues, alpha
 
     def _values_and_chain(self):
         """Two compiled programs of this key for the LAPACK path: ``unconstrained ->
@@ -480,6 +533,12 @@ class Objective:
     def _lapack_loss_and_gradient(self, Xs, y: np.ndarray):
         values_program, chain_program = self._values_and_chain()
         values = values_program(self.unconstrained)
+        if self.moves:
+            shift = self.program(
+                "shift",
+                lambda: tf.function(lambda Xs, values: self._shift_and_vjp(Xs, values)[0]),
+            )
+            y = y + shift(Xs, values).numpy().astype(np.float64)
         K = self._gram(Xs, values).numpy()
         order = self._condition_order(Xs)
         if order is not None:
@@ -500,6 +559,11 @@ class Objective:
             # Fortran lower triangle = upper triangle of the C-ordered transpose.
             inverse = inverse.T
         dvalues = self._gram_vjp(Xs, values, inverse, alpha)
+        if self.moves:
+            moved = self.program(
+                "shift vjp", lambda: tf.function(self._shift_and_vjp, autograph=False)
+            )(Xs, values, tf.constant(alpha))
+            dvalues = [d + tf.cast(e, d.dtype) for d, e in zip(dvalues, moved)]
         grads = chain_program(self.unconstrained, tuple(dvalues))
         return self._with_penalty(
             tf.constant(loss, tf.float64),

@@ -129,24 +129,33 @@ def solve(
     change = math.inf
     values = np.zeros((len(names), len(f.X))) if start is None else np.asarray(start)
     linearisation = Linearisation(equation, values, model.dtype)
+    linearisation.scale = data.y_scale
     operator = linearisation.operator
     terms = tuple(operator.resolve(f.X.shape[1], model.dims))
     u_old = np.zeros(len(f.X)) if start is None else model.posterior_mean(f.X)
     merit = _rms(equation, values, f.y)
     steps, learning, phases = [], learn != "never", 0
-    for k in range(1, iterations + 1):
-        linearisation.assign(values)
+
+    def linearised():
         rhs = linearisation.right_hand_side(f.y)
         sets = tuple(
             dataclasses.replace(s, y=rhs, operator=operator, terms=terms) if s is f else s
             for s in data.sets
         )
+        return Data(sets, data.y_scale)
+
+    for k in range(1, iterations + 1):
+        linearisation.assign(values)
         if learn == "auto":
             learn_now = phases < solver.learn_phases and change < solver.learn_near
         else:
             learn_now = learning and (learn != "first" or k == 1)
         phases += learn_now
-        train(Data(sets, data.y_scale), learn_now)
+        train(linearised(), learn_now)
+        if learn_now and linearisation.moves_target:
+            # The right-hand side at the learned coefficients (it depends on them where
+            # one multiplies a nonlinear term): the posterior of that equation.
+            train(linearised(), False)
         new = _features(model, f.X, equation)
         u_new = model.posterior_mean(f.X)
         new_merit = _rms(equation, new, f.y)
@@ -299,10 +308,63 @@ def fit_nonlinear(
     report.gauss_newton = solve(
         model, flagged(data.sets, False), train, solver, solver.learn, verbose, learn_points
     )
+    confirmed = True
     if likelihood == "conditional":
-        _conditional_stage(model, data, flagged, train, solver, coefficients, verbose, report)
+        confirmed = _conditional_stage(
+            model, data, flagged, train, solver, coefficients, verbose, report
+        )
     report.history = losses
+    if coefficients and solver.learn != "never":
+        _identification(model, coefficients, report, confirmed)
     return report
+
+
+#: A coefficient whose 95% Laplace half-width exceeds this fraction of its value is
+#: reported as not identified.
+IDENTIFIED_WITHIN = 0.5
+
+
+def _identification(model, coefficients, report, confirmed) -> None:
+    """Fill ``report.unidentified`` and warn for each learned coefficient the data do not
+    pin down: where the conditional stage could not confirm the joint fit (``confirmed``
+    is its reason otherwise), or where its Laplace interval (given the held parameters)
+    is no interval: no curvature, or a 95% half-width above ``IDENTIFIED_WITHIN`` of its
+    value."""
+    names = {id(p): name for name, p in model.trainable_parameters()}
+    found = {}
+    if confirmed is not True:
+        found = {names[id(p)]: confirmed for p in coefficients if id(p) in names}
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            stds = model.parameter_uncertainty()
+        for p in coefficients:
+            name = names.get(id(p))
+            if name is None:
+                continue
+            value = np.ravel(p.numpy())
+            std = np.ravel(stds[name])
+            if not np.all(np.isfinite(std)):
+                found[name] = "the loss has no curvature in it (no Laplace interval)"
+            elif np.any(1.96 * std > IDENTIFIED_WITHIN * np.abs(value)):
+                found[name] = (
+                    f"its 95% Laplace interval, {_show(value)} +- {_show(1.96 * std)}, is wider "
+                    f"than {IDENTIFIED_WITHIN:.0%} of its value"
+                )
+    report.unidentified = found
+    if found:
+        listed = "; ".join(f"{name!r}: {why}" for name, why in found.items())
+        warn(
+            f"fit: the equation's coefficients are not identified by these data ({listed}). "
+            "Do not read the value or its interval as measured: add data where the terms "
+            "they multiply matter, or give them as known numbers"
+        )
+
+
+def _show(values) -> str:
+    values = np.ravel(values)
+    shown = ", ".join(f"{v:.3g}" for v in values)
+    return shown if len(values) == 1 else f"[{shown}]"
 
 
 def _conditional_stage(model, data, flagged, train, solver, coefficients, verbose, report):
@@ -311,7 +373,8 @@ def _conditional_stage(model, data, flagged, train, solver, coefficients, verbos
     but learning the kernel by it can collapse (the solution given up as noise): the
     coefficients alone, from the joint fit, the rest held there. Kept where it
     converges and does not end more than a nat below the joint fit by its own
-    criterion; else the joint fit stands, with a warning."""
+    criterion; else the joint fit stands. Returns True where the stage was kept, else
+    why not (the coefficients are then reported as not identified)."""
     held = [
         (name, p)
         for name, p in model.trainable_parameters()
@@ -342,7 +405,7 @@ def _conditional_stage(model, data, flagged, train, solver, coefficients, verbos
                 caught_warning.filename,
                 caught_warning.lineno,
             )
-        return
+        return True
     # A coefficient can run off where the data say little (towards 0, the
     # iterations diverging): the joint fit stands.
     model.data = joint
@@ -357,8 +420,10 @@ def _conditional_stage(model, data, flagged, train, solver, coefficients, verbos
         else f"did not converge in {solver.iterations} Gauss-Newton iterations (last "
         f"relative change of u {change:.2e})"
     )
-    warn(
-        "fit: learning the equation's coefficients by the data's likelihood "
-        f"given the equation {found}; kept the joint fit's values "
-        "(solver={'likelihood': 'joint'} stops there)"
+    # The joint fit's coefficients are pulled by the prior density of the equation's
+    # zeros: unconfirmed, they are reported as not identified (``_identification``).
+    return (
+        f"learning it by the data's likelihood given the equation {found}; kept the joint "
+        "fit's values (solver={'likelihood': 'joint'} stops there), which the prior of the "
+        "equation's values pulls"
     )

@@ -109,6 +109,8 @@ class FitReport:
         gauss_newton: a nonlinear equation's iterations, ``[Step]``.
         held: names of parameters a conditional Gauss-Newton fit held (not trainable
             until the next ``fit``).
+        unidentified: ``{name: why}`` for each coefficient of a nonlinear equation the
+            fit could not identify (``pigp.fitting.gauss_newton``), with a warning.
     """
 
     history: list = field(default_factory=list)
@@ -119,6 +121,7 @@ class FitReport:
     kernel_choice: dict = field(default_factory=dict)
     gauss_newton: list = field(default_factory=list)
     held: tuple = ()
+    unidentified: dict = field(default_factory=dict)
 
     def record(self, adam, lbfgs) -> None:
         """The histories of one training run: Adam's steps, then L-BFGS-B's iterations."""
@@ -162,6 +165,7 @@ class FitReport:
                 for s in self.gauss_newton
             ],
             "held": list(self.held),
+            "unidentified": dict(self.unidentified),
         }
 
     @classmethod
@@ -192,6 +196,7 @@ class FitReport:
                 for i, c, r, d, lr, lo, p in config.get("gauss_newton", [])
             ],
             held=tuple(str(n) for n in config.get("held", [])),
+            unidentified={str(k): str(v) for k, v in config.get("unidentified", {}).items()},
         )
 
     def copy(self) -> FitReport:
@@ -204,4 +209,5 @@ class FitReport:
             noise_choice=dict(self.noise_choice),
             kernel_choice=dict(self.kernel_choice),
             gauss_newton=list(self.gauss_newton),
+            unidentified=dict(self.unidentified),
         )
