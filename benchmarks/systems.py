@@ -51,8 +51,12 @@ def _fit(model, **arguments) -> float:
     return time.perf_counter() - start
 
 
-def stokes_row(seed: int, formulation: str) -> dict:
-    design = systems.stokes_design(seed=seed)
+#: Points per wall in the rows with walls (u = 0 on x = 0, 1; v = 0 on y = 0, 1).
+WALLS = 20
+
+
+def stokes_row(seed: int, formulation: str, walls: int = 0) -> dict:
+    design = systems.stokes_design(seed=seed, walls=walls)
     model, observations, viscosity = systems.stokes_model(design, formulation)
     seconds = _fit(model, observations=observations, steps=systems.STOKES_STEPS)
     start = time.perf_counter()
@@ -61,7 +65,8 @@ def stokes_row(seed: int, formulation: str) -> dict:
     errors = systems.stokes_errors(model, GRID, formulation)
     value = float(viscosity.numpy())
     return {
-        "problem": "stokes" if formulation == "stream" else "stokes-velocity",
+        "problem": ("stokes" if formulation == "stream" else "stokes-velocity")
+        + ("-walls" if walls else ""),
         "seed": seed,
         "u": errors["u"]["relative_l2"],
         "v": errors["v"]["relative_l2"],
@@ -87,11 +92,25 @@ def _independent(X, y, kernel=None):
 
 
 def _independent_rows(problem: str, seed: int, design: dict, truth: dict) -> tuple:
-    """``(row, models)``: a plain GP on each velocity component's sensors, their errors
-    and band coverage on the grid, and the models by component."""
+    """``(row, models)``: a plain GP on each velocity component's sensors (and its wall
+    zeros, where the design has them, exact), their errors and band coverage on the
+    grid, and the models by component."""
     row, models = {"problem": problem, "seed": seed, "seconds": 0.0}, {}
     for name in ("u", "v"):
-        models[name], seconds = _independent(design["X_s"], design[f"y_{name}"])
+        X, y = design["X_s"], design[f"y_{name}"]
+        if f"X_wall_{name}" in design:
+            import pigp
+
+            wall = design[f"X_wall_{name}"]
+            models[name] = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.Identity)
+            seconds = _fit(
+                models[name],
+                X_u=X,
+                y_u=y,
+                observations=[pigp.Observations(wall, np.zeros(len(wall)), noise=0)],
+            )
+        else:
+            models[name], seconds = _independent(X, y)
         mean, var = models[name].predict(GRID)
         row[name] = relative_l2(mean, truth[name])
         row[f"coverage_{name}"] = float(
@@ -101,9 +120,10 @@ def _independent_rows(problem: str, seed: int, design: dict, truth: dict) -> tup
     return row, models
 
 
-def independent_row(seed: int) -> dict:
-    design = systems.stokes_design(seed=seed)
-    return _independent_rows("independent", seed, design, systems.stokes_solution(GRID))[0]
+def independent_row(seed: int, walls: int = 0) -> dict:
+    design = systems.stokes_design(seed=seed, walls=walls)
+    name = "independent-walls" if walls else "independent"
+    return _independent_rows(name, seed, design, systems.stokes_solution(GRID))[0]
 
 
 def biharmonic_flows(degree: int) -> list:
@@ -147,9 +167,14 @@ def _flow_velocity(c: np.ndarray, X: np.ndarray) -> tuple:
     return u, v
 
 
-def floor_rows(seed: int) -> list:
-    """Least squares over the low-degree homogeneous Stokes flows (module docstring)."""
-    design = systems.stokes_design(seed=seed)
+def floor_rows(seed: int, walls: int = 0) -> list:
+    """Least squares over the low-degree homogeneous Stokes flows (module docstring);
+    with ``walls``, over those of them that do not cross the wall points (the walls'
+    zeros are exact constraints: the sizes lie in the null space of the flows' normal
+    velocity there)."""
+    from scipy.linalg import null_space
+
+    design = systems.stokes_design(seed=seed, walls=walls)
     at_sensors, truth = systems.stokes_solution(design["X_s"]), systems.stokes_solution(GRID)
     rows = []
     for degree in (3, 4):
@@ -157,15 +182,23 @@ def floor_rows(seed: int) -> list:
         at_sensor = [_flow_velocity(c, design["X_s"]) for c in flows]
         A = np.r_[np.stack([u for u, _ in at_sensor], 1), np.stack([v for _, v in at_sensor], 1)]
         residual = np.r_[design["y_u"] - at_sensors["u"], design["y_v"] - at_sensors["v"]]
-        sizes = np.linalg.lstsq(A, residual, rcond=None)[0]
+        basis = np.eye(len(flows))
+        if walls:
+            across = np.r_[
+                np.stack([_flow_velocity(c, design["X_wall_u"])[0] for c in flows], 1),
+                np.stack([_flow_velocity(c, design["X_wall_v"])[1] for c in flows], 1),
+            ]
+            basis = null_space(across)
+        sizes = basis @ np.linalg.lstsq(A @ basis, residual, rcond=None)[0]
         on_grid = [_flow_velocity(c, GRID) for c in flows]
         u = sum(s * flow[0] for s, flow in zip(sizes, on_grid))
         v = sum(s * flow[1] for s, flow in zip(sizes, on_grid))
         rows.append(
             {
-                "problem": f"floor, {len(flows)} flows",
+                "problem": f"floor, {len(flows)} flows" + (", walls" if walls else ""),
                 "seed": seed,
                 "flows": len(flows),
+                "free_flows": int(basis.shape[1]),
                 "u": float(np.linalg.norm(u) / np.linalg.norm(truth["u"])),
                 "v": float(np.linalg.norm(v) / np.linalg.norm(truth["v"])),
             }
@@ -367,7 +400,9 @@ def main():
         "--problems",
         nargs="*",
         default=["stokes", "independent", "curl", "reaction-diffusion"],
-        help="among stokes, stokes-velocity, independent, floor, pinn, curl, reaction-diffusion",
+        help="among stokes, stokes-velocity, independent, floor, pinn, curl, "
+        "reaction-diffusion; stokes, stokes-velocity, independent and floor with -walls "
+        f"added: with {WALLS} exact points on each wall where the flow does not cross it",
     )
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--adam", type=int, default=10000, help="the PINN's Adam steps")
@@ -379,14 +414,16 @@ def main():
     rows = []
     for seed in range(args.seeds):
         for problem in args.problems:
+            walls = WALLS if problem.endswith("-walls") else 0
+            problem = problem.removesuffix("-walls")
             if problem in ("stokes", "stokes-velocity"):
-                new = [stokes_row(seed, "stream" if problem == "stokes" else "velocity")]
+                new = [stokes_row(seed, "stream" if problem == "stokes" else "velocity", walls)]
             elif problem == "independent":
-                new = [independent_row(seed)]
+                new = [independent_row(seed, walls)]
             elif problem == "pinn":
                 new = [pinn_row(seed, args.adam, args.lbfgs)]
             elif problem == "floor":
-                new = floor_rows(seed)
+                new = floor_rows(seed, walls)
             elif problem == "curl":
                 new = curl_rows(seed)
             elif problem == "reaction-diffusion":

@@ -75,11 +75,13 @@ def stokes_solution(X, viscosity: float = VISCOSITY) -> dict:
 
 
 def stokes_design(
-    sensors: int = 50, collocation: int = 200, noise: float = 0.01, seed: int = 0
+    sensors: int = 50, collocation: int = 200, noise: float = 0.01, seed: int = 0, walls: int = 0
 ) -> dict:
     """Velocity sensors (uniform random) with Gaussian noise of ``noise`` times the
     velocity's root mean square, and collocation points (a scrambled Halton sequence)
-    with the body force there."""
+    with the body force there; with ``walls``, that many evenly spaced points on each
+    wall where the flow does not cross it: u = 0 on x = 0 and x = 1 (``X_wall_u``), v = 0
+    on y = 0 and y = 1 (``X_wall_v``)."""
     from scipy.stats import qmc
 
     rng = np.random.default_rng(seed)
@@ -87,7 +89,7 @@ def stokes_design(
     X_c = qmc.Halton(2, scramble=True, seed=seed).random(collocation)
     at_sensors, at_collocation = stokes_solution(X_s), stokes_solution(X_c)
     scale = float(np.sqrt(np.mean(at_sensors["u"] ** 2 + at_sensors["v"] ** 2) / 2))
-    return {
+    design = {
         "X_s": X_s,
         "y_u": _noisy(at_sensors["u"], noise, rng, scale),
         "y_v": _noisy(at_sensors["v"], noise, rng, scale),
@@ -96,6 +98,12 @@ def stokes_design(
         "g_y": at_collocation["g_y"],
         "noise_std": noise * scale,
     }
+    if walls:
+        s = (np.arange(walls) + 0.5) / walls
+        zero, one = np.zeros(walls), np.ones(walls)
+        design["X_wall_u"] = np.r_[np.c_[zero, s], np.c_[one, s]]
+        design["X_wall_v"] = np.r_[np.c_[s, zero], np.c_[s, one]]
+    return design
 
 
 def stokes_operators(viscosity, formulation: str = "stream") -> dict:
@@ -136,8 +144,8 @@ def stokes_operators(viscosity, formulation: str = "stream") -> dict:
 def stokes_model(design: dict, formulation: str = "stream", viscosity_start: float = 1.0):
     """``(model, observations, viscosity)``: a ``pigp.PIGP`` with a squared-exponential
     kernel per field, the velocity sensors and the momentum equations (and, in the
-    velocity formulation, continuity, exact) as ``pigp.Observations``, and the
-    learnable viscosity."""
+    velocity formulation, continuity, exact; with the design's walls, the velocity
+    across them, exact) as ``pigp.Observations``, and the learnable viscosity."""
     import pigp
 
     viscosity = pigp.Parameter(viscosity_start, positive=True, name="viscosity")
@@ -156,6 +164,12 @@ def stokes_model(design: dict, formulation: str = "stream", viscosity_start: flo
         observations.append(
             pigp.Observations(X_c, np.zeros(len(X_c)), ops["continuity"], name="continuity")
         )
+    for name in ("u", "v"):
+        if f"X_wall_{name}" in design:  # exact: the walls are known, not measured
+            X = design[f"X_wall_{name}"]
+            observations.append(
+                pigp.Observations(X, np.zeros(len(X)), ops[name], noise=0, name=f"wall_{name}")
+            )
     return model, observations, viscosity
 
 
