@@ -3,9 +3,10 @@
 TensorFlow's C++ side logs a dozen lines when it starts (CPU instructions, "could
 not find cuda drivers", a CUDA error on a machine without a GPU, XLA's service) that
 no pigp user can act on. Unless the user set ``TF_CPP_MIN_LOG_LEVEL`` (or imported
-TensorFlow first: see ``_started_quietly``), the first import sets it to 3 (C++ messages off; Python errors
-still raise) and sends the lines TensorFlow writes before its logging is set up,
-which ignore that setting, to the null device for the duration of the import.
+TensorFlow first: see ``_started_quietly``), the first import sets it to 3 (C++
+messages off; Python errors still raise) and sends the lines TensorFlow writes
+before its logging is set up, which ignore that setting, to the null device for the
+duration of the import.
 Every pigp module takes ``tf`` from here.
 """
 

@@ -116,7 +116,8 @@ class Model(tf.Module):
     gauss_newton = _reported("gauss_newton", "A nonlinear fit's iterations, ``[Step]``.")
     held = _reported("held", "Parameters a conditional Gauss-Newton fit held.")
     unidentified = _reported(
-        "unidentified", "Coefficients of a nonlinear equation the fit could not identify: {name: why}."
+        "unidentified",
+        "Coefficients of a nonlinear equation the fit could not identify: {name: why}.",
     )
 
     @property

@@ -222,7 +222,10 @@ class Objective:
         if alpha is None:
             return shift, tape
         return tape.gradient(
-            shift, values, output_gradients=tf.cast(alpha, shift.dtype), unconnected_gradients="zero"
+            shift,
+            values,
+            output_gradients=tf.cast(alpha, shift.dtype),
+            unconnected_gradients="zero",
         )
 
     def _covariance_at(self, Xs, values) -> tf.Tensor:

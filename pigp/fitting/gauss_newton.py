@@ -26,9 +26,11 @@ from .._warnings import warn
 from ..data import Data, pin_exact
 from ..nonlinear import Linearisation, check_equation
 from ..objective import gaussian_nll
+from .noise import noise_fraction
 from .plan import FitPlan, Solver, Training
-from .report import FitReport, Step
+from .report import FitReport, NoiseRestart, Step
 from .run import fit_linear
+from .state import Held
 
 __all__ = ["fit_nonlinear", "solve"]
 
@@ -305,18 +307,96 @@ def fit_nonlinear(
         losses.extend(report.history)
 
     learn_points = None if solver.learn_points is None else int(solver.learn_points)
-    report.gauss_newton = solve(
-        model, flagged(data.sets, False), train, solver, solver.learn, verbose, learn_points
-    )
-    confirmed = True
-    if likelihood == "conditional":
-        confirmed = _conditional_stage(
-            model, data, flagged, train, solver, coefficients, verbose, report
+    # The first round's warnings wait: a second round that is kept supersedes them.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report.gauss_newton = solve(
+            model, flagged(data.sets, False), train, solver, solver.learn, verbose, learn_points
         )
+        confirmed = True
+        if likelihood == "conditional":
+            confirmed = _conditional_stage(
+                model, data, flagged, train, solver, coefficients, verbose, report
+            )
+    second = (
+        confirmed is True
+        and likelihood == "conditional"
+        and plan.noise_restart is not None
+        and _second_round(model, data, flagged, train, solver, plan, coefficients, verbose, report)
+    )
+    if not second:
+        _replay(caught)
     report.history = losses
     if coefficients and solver.learn != "never":
         _identification(model, coefficients, report, confirmed)
     return report
+
+
+def _replay(caught) -> None:
+    """Emit warnings recorded by ``warnings.catch_warnings(record=True)`` as they came."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _second_round(model, data, flagged, train, solver, plan, coefficients, verbose, report):
+    """Where the conditional stage held a learned noise above ``plan.noise_restart`` of
+    its data's mean square, one more round: the kernel and the noises learned by the
+    joint likelihood with the coefficients held at the conditional stage's values and
+    those noises started ``plan.noise_restart_start`` times lower, from its solution;
+    then the coefficients by the conditional stage again. Kept where the data's
+    likelihood given the equation ends higher; ``report.noise_restart`` says what was
+    found. Returns whether the round was kept.
+
+    A start far from the truth (Allen-Cahn's coefficient at twice its value) converges
+    first to that coefficient's solution, which the data disagree with; the joint
+    likelihood, which also counts the equation's values as evidence, can then explain
+    the disagreement as noise, with the coefficient pulled towards 0, and the
+    conditional stage learns the coefficient given that noise. Held at the conditional
+    stage's coefficient instead, the joint likelihood no longer pulls it."""
+    noisy = [s for s in model.data.sets if not s.condition and s.name != "f"]
+    before = {s.name: noise_fraction(model, s) for s in noisy}
+    loud = [n for n, f in before.items() if f is not None and f > plan.noise_restart]
+    if not loud:
+        return False
+    held = [p for name, p in model.parameters_by_name().items() if name in report.held]
+    saved = Held([*held, *coefficients])
+    saved_data, saved_steps, saved_held = model.data, list(report.gauss_newton), report.held
+    first = model.log_marginal_likelihood()
+    start = _features(model, data.get("f").X, model.operator)
+    for p in held:
+        p.trainable = True
+    for p in coefficients:
+        p.trainable = False
+    for s in noisy:
+        if s.name in loud and s.noise.trainable:
+            lower = s.noise.lower
+            s.noise.assign(lower + plan.noise_restart_start * (s.noise.numpy() - lower))
+    report.held = ()
+    try:
+        steps = solve(
+            model, flagged(data.sets, False), train, solver, solver.learn, verbose, None, start
+        )
+    finally:
+        for p in coefficients:
+            p.trainable = True
+    report.gauss_newton += steps
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        confirmed = _conditional_stage(
+            model, data, flagged, train, solver, coefficients, verbose, report
+        )
+    second = model.log_marginal_likelihood() if confirmed is True else -math.inf
+    kept = bool(math.isfinite(second) and second > first)
+    report.noise_restart = NoiseRestart(
+        tuple(loud), float(first), float(second), "restart" if kept else "first"
+    )
+    if kept:
+        _replay(caught)
+        return True
+    saved.restore()
+    model.data = saved_data
+    report.gauss_newton, report.held = saved_steps, saved_held
+    return False
 
 
 #: A coefficient whose 95% Laplace half-width exceeds this fraction of its value is
@@ -398,13 +478,7 @@ def _conditional_stage(model, data, flagged, train, solver, coefficients, verbos
     converged = math.isfinite(change) and change < solver.tolerance
     if converged and not after < before - 1.0:
         report.gauss_newton += second
-        for caught_warning in caught:
-            warnings.warn_explicit(
-                caught_warning.message,
-                caught_warning.category,
-                caught_warning.filename,
-                caught_warning.lineno,
-            )
+        _replay(caught)
         return True
     # A coefficient can run off where the data say little (towards 0, the
     # iterations diverging): the joint fit stands.
