@@ -65,6 +65,9 @@ def run(name: str, factor: float, seed: int = 0, frozen: bool = False) -> dict:
         "true_noise_std": data["noise_std"],
         "unidentified": dict(model.unidentified),
         "held": list(model.held),
+        "noise_restart": None
+        if model.noise_restart is None
+        else [model.noise_restart.first, model.noise_restart.restart, model.noise_restart.kept],
         "warnings": [str(w.message) for w in caught],
         "seconds": seconds,
         "coefficients": {},

@@ -52,7 +52,7 @@ def _fit(model, **arguments) -> float:
 
 
 #: Points per wall in the rows with walls (u = 0 on x = 0, 1; v = 0 on y = 0, 1).
-WALLS = 20
+WALLS = 40
 
 
 def stokes_row(seed: int, formulation: str, walls: int = 0) -> dict:

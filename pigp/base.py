@@ -247,6 +247,7 @@ class Model(tf.Module):
         Raises:
             ValueError: before fit.
         """
+        self._warn_unidentified("parameter_uncertainty")
         objective = self.objective()
         return laplace(
             objective,
@@ -254,6 +255,14 @@ class Model(tf.Module):
             self.trainable_parameters(),
             bounded=data_parameters(self.data.sets),
         )
+
+    def _warn_unidentified(self, caller: str) -> None:
+        if self.unidentified:
+            warn(
+                f"{caller}: the last fit reported {sorted(self.unidentified)} as not "
+                "identified by its data (model.unidentified says why): their intervals are "
+                "not measurements"
+            )
 
     def parameter_intervals(self, level: float = 0.95) -> dict:
         """Laplace intervals of the parameters: central ``level`` intervals of the
@@ -277,6 +286,7 @@ class Model(tf.Module):
         """
         if not (isinstance(level, (int, float, np.floating)) and 0.0 < float(level) < 1.0):
             raise ValueError(f"level: expected a probability in (0, 1), got {level!r}")
+        self._warn_unidentified("parameter_intervals")
         objective = self.objective()
         return laplace_intervals(
             objective,

@@ -81,10 +81,11 @@ def test_the_gradient_in_a_reaction_coefficient_sees_the_right_hand_side_move():
 
 @pytest.mark.slow
 def test_fisher_kpp_finds_r_from_starts_below_and_above():
-    """r = 2 from 0.5 and 4 on 80 u values with 1% noise and the equation at 160
+    """r = 2 from 0.5 and 4 on 80 u values with 1% noise and the equation at 250
     points: within 3%, the 95% interval holding the truth, nothing reported as not
-    identified."""
-    data = reaction.design("fisher_kpp", values=80, collocation=160, seed=0)
+    identified. (At 160 points r came out 1.98, its interval, given the collocation,
+    0.0066 short of the truth: give the equation at enough points.)"""
+    data = reaction.design("fisher_kpp", values=80, collocation=250, seed=0)
     for start in (0.5, 4.0):
         model = _fisher_kpp_model(start)
         _fit(model, data)
@@ -97,7 +98,8 @@ def test_fisher_kpp_finds_r_from_starts_below_and_above():
 
 def test_a_coefficient_the_data_cannot_tell_is_reported_not_identified():
     """u = 1 everywhere solves u_t = 0.01 u_xx + r u (1 - u) for every r: the fit warns
-    that r is not identified and says so in the report, which save and load keep."""
+    that r is not identified and says so in the report (whose configuration keeps it),
+    and its intervals say so again."""
     rng = np.random.default_rng(0)
     X_u = rng.uniform(0, 1, (30, 2))
     X_f = rng.uniform(0, 1, (60, 2))
@@ -116,6 +118,24 @@ def test_a_coefficient_the_data_cannot_tell_is_reported_not_identified():
         _fit(model, data)
     assert list(model.unidentified) == ["operator.r"]
     assert any("'operator.r'" in str(w.message) for w in caught)
+    with pytest.warns(RuntimeWarning, match="not measurements"):
+        model.parameter_intervals()
     assert pigp.fitting.FitReport.from_config(model.report.to_config()).unidentified == dict(
         model.unidentified
     )
+
+
+def test_a_second_round_is_kept_only_where_the_data_say_it_is_better():
+    """With ``noise_restart`` below any noise, the conditional stage's held noise always
+    sets off the second round; the model ends at the round whose likelihood of the
+    noisy data given the equation is the higher, which ``noise_restart`` records."""
+    data = reaction.design("fisher_kpp", values=40, collocation=80, seed=2)
+    model = _fisher_kpp_model(1.0)
+    _fit(model, data, plan=pigp.fitting.FitPlan(noise_restart=1e-12))
+    restart = model.noise_restart
+    assert restart is not None and restart.sets == ("u",)
+    assert np.isfinite(restart.first)
+    kept = max(restart.first, restart.restart)
+    assert restart.kept == ("restart" if restart.restart > restart.first else "first")
+    np.testing.assert_allclose(model.log_marginal_likelihood(), kept, rtol=1e-9)
+    assert set(model.held) == {"kernel.variance", "kernel.lengthscales", "noise_u"}
