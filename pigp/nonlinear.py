@@ -114,10 +114,14 @@ class Linearisation:
         residual, partials, columns = self._residual_and_partials(values, dtype)
         return tf.add_n([c * v for c, v in zip(partials, columns)]) - residual
 
+    #: Targets held at the last ``right_hand_side`` whatever the parameters (a model
+    #: saved without the offset they move from).
+    frozen = False
+
     @property
     def moves_target(self) -> bool:
         """Whether the right-hand side depends on a trainable parameter."""
-        return any(p.trainable for p in self.equation.parameters)
+        return not self.frozen and any(p.trainable for p in self.equation.parameters)
 
     def target_shift(self, dtype) -> tf.Tensor:
         """How far the standardised right-hand side moves from the one the data hold
@@ -151,15 +155,24 @@ class Linearised(Operator):
         raise ValueError("a linearised equation keeps its equation's dims")
 
     def get_config(self) -> dict:
+        linearisation = self.linearisation
         return {
-            "equation": self.linearisation.equation,
-            "values": self.linearisation.values.numpy().astype(np.float64),
-            "dtype": self.linearisation.values.dtype.name,
+            "equation": linearisation.equation,
+            "values": linearisation.values.numpy().astype(np.float64),
+            "dtype": linearisation.values.dtype.name,
+            "offset": linearisation.offset.numpy().astype(np.float64),
+            "scale": float(linearisation.scale),
         }
 
     @classmethod
     def from_config(cls, config: dict) -> Linearised:
-        return Linearisation(config["equation"], config["values"], config["dtype"]).operator
+        linearisation = Linearisation(config["equation"], config["values"], config["dtype"])
+        if "offset" in config:
+            linearisation.offset.assign(np.asarray(config["offset"], np.float64))
+            linearisation.scale = float(config["scale"])
+        else:  # saved before the targets moved with the coefficients: they stay held
+            linearisation.frozen = True
+        return linearisation.operator
 
     def __repr__(self) -> str:
         return f"Linearised({self.linearisation.equation!r})"

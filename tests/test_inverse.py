@@ -79,6 +79,25 @@ def test_the_gradient_in_a_reaction_coefficient_sees_the_right_hand_side_move():
     assert abs(numeric - frozen) > abs(numeric)
 
 
+def test_a_saved_reaction_model_loads_with_the_same_loss_and_gradient(tmp_path):
+    """The targets' offset is saved with the linearisation: a loaded model's loss and
+    gradient in r are the fitted model's (an offset of 0 would shift every target)."""
+    data = reaction.design("fisher_kpp", values=20, collocation=30, seed=3)
+    model = _fisher_kpp_model(1.5, noise_f=1e-3)
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        _fit(model, data, 1e-3, solver={"learn": "never", "iterations": 2})
+    path = tmp_path / "kpp.pigp"
+    model.save(path)
+    loaded = pigp.load(path)
+    for m in (model, loaded):
+        objective = m.objective()
+        Xs, y = m.data.tensors(m.dtype)
+        loss, gradient = objective.loss_and_gradient(Xs, y, "tensorflow")
+        m.found = float(loss), [float(np.ravel(g.numpy())[0]) for g in gradient]
+    np.testing.assert_allclose(loaded.found[0], model.found[0], rtol=1e-10)
+    np.testing.assert_allclose(loaded.found[1], model.found[1], rtol=1e-8)
+
+
 @pytest.mark.slow
 def test_fisher_kpp_finds_r_from_starts_below_and_above():
     """r = 2 from 0.5 and 4 on 80 u values with 1% noise and the equation at 250
