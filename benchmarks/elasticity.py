@@ -39,12 +39,12 @@ def solution(X) -> dict:
     return {"u": u, "v": v, "f_x": f_x, "f_y": f_y}
 
 
-def model_and_data(seed: int = 0):
+def model_and_data(seed: int = 0, sensors: int = 80, collocation: int = 160):
     import pigp
     from pigp.operators import D, field
 
     rng = np.random.default_rng(seed)
-    X_s, X_c = rng.uniform(size=(80, 2)), rng.uniform(size=(160, 2))
+    X_s, X_c = rng.uniform(size=(sensors, 2)), rng.uniform(size=(collocation, 2))
     truth_s, truth_c = solution(X_s), solution(X_c)
     lam = pigp.Parameter(2.0, positive=True, name="lam")
     mu = pigp.Parameter(1.0, positive=True, name="mu")

@@ -7,6 +7,7 @@ and the assembly's temporaries), and reports how much the peak grew, per entry o
 K, beside ``pigp.memory.fit_bytes``'s estimate.
 
     python benchmarks/memory.py --out results/memory.json
+    python benchmarks/memory.py --fields 2 --sizes 240 480 960 --out results/memory_fields.json
 """
 
 import argparse
@@ -30,17 +31,41 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"N": n, "grew_bytes": peak - base, "estimate_bytes": pigp.memory.fit_bytes(n)}))
 """
 
+# Two fields: plane elasticity (benchmarks/elasticity.py) with N / 6 sensors and N / 3
+# collocation points per displacement; the peak's growth after a fit of one Adam step and
+# one L-BFGS iteration, then after its Laplace (central differences of the gradient).
+CHILD_FIELDS = """
+import json, resource, sys, warnings, numpy as np, pigp
+sys.path.insert(0, sys.argv[2])
+from elasticity import model_and_data
+n = int(sys.argv[1])
+model, observations = model_and_data(0, n // 6, n // 3)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    model.fit(observations=observations, steps=1)
+    fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    model.parameter_uncertainty()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+n = sum(model.data.sizes)
+print(json.dumps({"N": n, "fields": 2, "grew_fit_bytes": fit - base, "grew_bytes": peak - base,
+                  "estimate_bytes": pigp.memory.fit_bytes(n, 2)}))
+"""
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000, 6000])
+    parser.add_argument("--fields", type=int, choices=[1, 2], default=1)
     parser.add_argument("--out", default="results/memory.json")
     args = parser.parse_args()
+    here = __file__.rsplit("/", 1)[0] or "."
     rows = []
     print(f"{'N':>6} {'grew GB':>8} {'bytes/entry':>12} {'estimate GB':>12}")
     for n in args.sizes:
+        child = CHILD if args.fields == 1 else CHILD_FIELDS
         output = subprocess.run(
-            [sys.executable, "-c", CHILD, str(n)], capture_output=True, text=True, check=True
+            [sys.executable, "-c", child, str(n), here], capture_output=True, text=True, check=True
         ).stdout
         row = json.loads(output.strip().splitlines()[-1])
         row["bytes_per_entry"] = row["grew_bytes"] / n**2

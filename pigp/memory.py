@@ -7,10 +7,12 @@ memory over one ``fit`` of the heat problem (float64, half u and half f values;
 ``python benchmarks/memory.py`` measures it) is about 180 bytes per entry of K
 (~22 float64 N x N arrays) at N = 4000 to 6000, beyond ~0.6 GB of compiled
 programs. ``fit_bytes`` rounds this up to 200 bytes per entry. A model of several
-fields compiles a program per field: the two-field elasticity of 480 values
-(``benchmarks/elasticity.py``) peaked at 1.5-1.7 GB, so the programs' part counts
-once per field. Not yet a model of several fields: a two-field fit of 240 values with
-its Laplace peaked at 3.0 GB in one run, 2.3 times this estimate.
+fields compiles larger programs: a fresh process's peak grew by 0.64, 0.84 and 0.50 GB
+over a fit of two-field plane elasticity of 240, 480 and 960 values and its Laplace
+(``python benchmarks/memory.py --fields 2``; K's own entries are 0.01 to 0.18 GB of
+that), so each field past the first adds ``FIELD_OVERHEAD``: the estimate was then 1.28,
+1.02 and 1.99 times the measured growth (fitted to that one run, whose growth did not
+rise with N: 0.50 GB at 960 values against 0.84 GB at 480).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit"]
 
 BYTES_PER_ENTRY = 200  # per entry of K, float64 or float32 (measured ~180 in float64)
 OVERHEAD = 600 * 2**20  # compiled programs and their buffers
+FIELD_OVERHEAD = 170 * 2**20  # each field past the first (larger programs)
 WARN_FRACTION = 0.5  # warn above this fraction of the available memory
 
 
@@ -30,7 +33,7 @@ def fit_bytes(n: int, fields: int = 1) -> int:
     """Estimated peak memory of an exact fit of ``n`` data values of a model of
     ``fields`` latent fields, in bytes (float64; float32 needs less, measured but not
     modelled)."""
-    return int(BYTES_PER_ENTRY * n * n + OVERHEAD * max(1, fields))
+    return int(BYTES_PER_ENTRY * n * n + OVERHEAD + FIELD_OVERHEAD * (max(1, fields) - 1))
 
 
 def available_bytes() -> int:

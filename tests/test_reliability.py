@@ -403,3 +403,49 @@ def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f
     traceback = stderr[stderr.index("Traceback") :]
     assert "tensorflow" not in traceback and "scipy" not in traceback
     assert traceback.strip().endswith("KeyboardInterrupt")
+
+
+def test_the_memory_estimate_counts_fields_past_the_first():
+    """One field: 200 bytes per entry of K and 600 MiB of programs (the heat benchmark's
+    growth, about 180 per entry at N = 4000 to 6000); each further field adds
+    FIELD_OVERHEAD (two-field elasticity grew 0.50 to 0.84 GB at 240 to 960 values)."""
+    from pigp import memory
+
+    assert memory.fit_bytes(1000) == 200 * 1000**2 + 600 * 2**20
+    assert memory.fit_bytes(1000, 2) - memory.fit_bytes(1000) == memory.FIELD_OVERHEAD
+    assert memory.fit_bytes(1000, 3) - memory.fit_bytes(1000, 2) == memory.FIELD_OVERHEAD
+    for n, grew in ((240, 0.640e9), (480, 0.840e9), (960, 0.498e9)):  # measured
+        assert 0.5 <= memory.fit_bytes(n, 2) / grew <= 2.0
+
+
+_FIELDS_MEMORY = textwrap.dedent("""
+    import resource, sys, warnings, numpy as np, pigp
+    sys.path.insert(0, sys.argv[1])
+    from elasticity import model_and_data
+    model, observations = model_and_data(0, 40, 80)  # 240 values, two fields
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(observations=observations, steps=1)
+        model.parameter_uncertainty()
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+    print("ratio", pigp.memory.fit_bytes(sum(model.data.sizes), 2) / grew)
+""")
+
+
+@pytest.mark.slow
+def test_the_two_field_memory_estimate_is_within_2x_of_a_fresh_process():
+    """A fresh process's peak growth over a two-field fit of 240 values and its Laplace
+    (``benchmarks/memory.py --fields 2``'s smallest row) against ``fit_bytes(n, 2)``."""
+    from pathlib import Path
+
+    benchmarks = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    output = subprocess.run(
+        [sys.executable, "-c", _FIELDS_MEMORY, benchmarks],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    ratio = float(output.split("ratio")[1])
+    assert 0.5 <= ratio <= 2.0, ratio
