@@ -6,7 +6,10 @@ derivative order of each block). The growth of a fresh process's peak resident
 memory over one ``fit`` of the heat problem (float64, half u and half f values;
 ``python benchmarks/memory.py`` measures it) is about 180 bytes per entry of K
 (~22 float64 N x N arrays) at N = 4000 to 6000, beyond ~0.6 GB of compiled
-programs. ``fit_bytes`` rounds this up to 200 bytes per entry. A model of several
+programs. ``fit_bytes`` rounds this up to 200 bytes per entry. A rerun on 2026-12-04
+measured less: 0.16, 0.23, 0.49, 1.15 and 2.40 GB at N = 500, 1000, 2000, 4000 and 6000
+(67-72 bytes per entry at 4000-6000), so this estimate is 2.8 to 4.3 times the growth for
+one field there: conservative, not yet within 2x. A model of several
 fields compiles larger programs: a fresh process's peak grew by 0.64, 0.84 and 0.50 GB
 over a fit of two-field plane elasticity of 240, 480 and 960 values and its Laplace
 (``python benchmarks/memory.py --fields 2``; K's own entries are 0.01 to 0.18 GB of

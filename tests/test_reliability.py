@@ -298,7 +298,10 @@ _MEMORY = textwrap.dedent("""
         size = [int(l.split()[1]) * 1024 for l in handle if l.startswith("VmSize")][0]
     resource.setrlimit(resource.RLIMIT_AS, (size + 4 * 2 ** 30, size + 4 * 2 ** 30))
     rng = np.random.default_rng(0)
-    X = rng.uniform(size=(6000, 2))
+    # Past what this machine's available memory holds, by 2000 values.
+    half = pigp.memory.largest_n(pigp.memory.available_bytes()) // 2 + 1000
+    print("values", 2 * half)
+    X = rng.uniform(size=(half, 2))
     model = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     try:
@@ -312,14 +315,16 @@ _MEMORY = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_a_problem_too_large_for_memory_is_refused_before_allocating():
-    """6000 u + 6000 f points (K alone 1.2 GB, the fit ~25x that) on a 24 GB machine."""
+    """Half u and half f points, 2000 values more than ``largest_n`` of the memory
+    available (on a 24 GB machine some 16,000: K alone 2 GB)."""
     output = subprocess.run(
         [sys.executable, "-c", _MEMORY], capture_output=True, text=True, check=True, timeout=300
     ).stdout
-    assert "refused: fit: 12000 data values need about" in output
+    values = int(output.split("values")[1].split()[0])
+    assert f"refused: fit: {values} data values need about" in output
     assert "SparsePIGP" in output or "at most" in output
     grew = int(output.split("grew_kib")[1])
-    assert grew < 200 * 1024  # nothing of N^2 size was allocated (1.1 GB each)
+    assert grew < 200 * 1024  # nothing of N^2 size was allocated (2 GB each)
 
 
 def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
