@@ -26,7 +26,7 @@ from .._warnings import warn
 from ..data import Data, pin_exact
 from ..nonlinear import Linearisation, check_equation
 from ..objective import gaussian_nll
-from .noise import noise_fraction
+from .noise import lower_start, noise_fraction
 from .plan import FitPlan, Solver, Training
 from .report import FitReport, NoiseRestart, Step
 from .run import fit_linear
@@ -367,10 +367,9 @@ def _second_round(model, data, flagged, train, solver, plan, coefficients, verbo
         p.trainable = True
     for p in coefficients:
         p.trainable = False
-    for s in noisy:
-        if s.name in loud and s.noise.trainable:
-            lower = s.noise.lower
-            s.noise.assign(lower + plan.noise_restart_start * (s.noise.numpy() - lower))
+    lower_start(
+        [s.noise for s in noisy if s.name in loud and s.noise.trainable], plan.noise_restart_start
+    )
     report.held = ()
     try:
         steps = solve(

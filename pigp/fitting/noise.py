@@ -33,6 +33,13 @@ __all__ = [
 ]
 
 
+def lower_start(parameters, factor: float) -> None:
+    """Start each of ``parameters`` (each object once, however often listed) ``factor``
+    of the way from its lower bound to its current value."""
+    for p in {id(p): p for p in parameters}.values():
+        p.assign(p.lower + factor * (p.numpy() - p.lower))
+
+
 def noise_fraction(model, s) -> float | None:
     """Data set ``s``'s noise variance as a fraction of its standardised mean square;
     None where the data are all zero."""
@@ -96,12 +103,9 @@ def restart_if_noisy(
     def refit(scale_coefficients: bool) -> _Refit:
         """A fit from ``start``, the learned noises (and the coefficients) lower."""
         start.restore()
-        for noise in {id(s.noise): s.noise for s in learned}.values():  # shared: once
-            lower = noise.lower
-            noise.assign(lower + plan.noise_restart_start * (noise.numpy() - lower))
+        lower_start([s.noise for s in learned], plan.noise_restart_start)  # shared: once
         if scale_coefficients:
-            for p in coefficients:
-                p.assign(p.lower + plan.coefficient_restart_start * (p.numpy() - p.lower))
+            lower_start(coefficients, plan.coefficient_restart_start)
         histories = training.History(), training.History()
         # Back to the first fit on interrupt, whose histories are recorded on the way out.
         with restored_on_interrupt(first):
