@@ -445,12 +445,15 @@ def test_the_two_field_memory_estimate_is_within_2x_of_a_fresh_process():
     from pathlib import Path
 
     benchmarks = str(Path(__file__).resolve().parents[1] / "benchmarks")
-    output = subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", _FIELDS_MEMORY, benchmarks],
         capture_output=True,
         text=True,
-        check=True,
         timeout=600,
-    ).stdout
-    ratio = float(output.split("ratio")[1])
+    )
+    if "are available: at most" in done.stderr:
+        # check_fit refused: another process holds this machine's memory now
+        pytest.skip(done.stderr.strip().splitlines()[-1])
+    assert done.returncode == 0, done.stderr[-3000:]
+    ratio = float(done.stdout.split("ratio")[1])
     assert 0.5 <= ratio <= 2.0, ratio
