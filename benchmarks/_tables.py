@@ -159,12 +159,79 @@ def memory() -> str:
                 f"{r['grew_bytes'] / 1e9:.2f} GB" if r else "–",
                 f"{r['bytes_per_entry']:.0f} B" if r else "–",
                 f"{estimate / 1e9:.2f} GB",
+                f"{estimate / r['grew_bytes']:.2f}" if r else "–",
             )
         )
     return _table(
-        ("N (data values)", "measured growth of peak memory", "per entry of K", "`fit_bytes(N)`"),
+        (
+            "N (data values)",
+            "measured growth of peak memory",
+            "per entry of K",
+            "`fit_bytes(N)`",
+            "estimate / measured",
+        ),
         rows,
     )
+
+
+def memory_fields() -> str:
+    """Two fields: growth of peak memory over a fit and its Laplace, against
+    ``pigp.memory.fit_bytes(N, 2)``."""
+    rows = []
+    for r in _load("memory_fields")["rows"]:
+        estimate = fit_bytes(r["N"], r["fields"])
+        rows.append(
+            (
+                f"{r['N']:,}",
+                f"{r['grew_fit_bytes'] / 1e9:.2f} GB",
+                f"{r['grew_bytes'] / 1e9:.2f} GB",
+                f"{estimate / 1e9:.2f} GB",
+                f"{estimate / r['grew_bytes']:.2f}",
+            )
+        )
+    return _table(
+        (
+            "N (data values)",
+            "growth after fit",
+            "after its Laplace",
+            "`fit_bytes(N, 2)`",
+            "estimate / measured",
+        ),
+        rows,
+    )
+
+
+def elasticity() -> str:
+    """``benchmarks/elasticity.py``: the two-field fit of 480 values by each schedule."""
+    rows = []
+    for name, label in (
+        ("elasticity", "default (L-BFGS-B alone)"),
+        ("elasticity_adam", "Adam, then L-BFGS-B"),
+    ):
+        r = _load(name)
+        rows.append(
+            (
+                label,
+                f"{r['fit_seconds']:.1f} s",
+                f"{r['laplace_seconds']:.1f} s",
+                f"{r['peak_after_laplace_gb']:.2f} GB",
+                f"{r['log_marginal_likelihood']:.1f}",
+                f"{r['lam']:.4f} ± {1.96 * r['std_lam']:.4f}",
+                f"{r['mu']:.4f} ± {1.96 * r['std_mu']:.4f}",
+                f"{r['u_relative_l2']:.1e} / {r['v_relative_l2']:.1e}",
+            )
+        )
+    header = (
+        "schedule",
+        "fit",
+        "Laplace",
+        "peak memory",
+        "log marginal likelihood",
+        "λ (truth 1), 95%",
+        "μ (truth 0.5), 95%",
+        "u / v rel. L2",
+    )
+    return _table(header, rows)
 
 
 def scale() -> str:
@@ -314,6 +381,8 @@ TABLES = {
     "performance-kernels": performance_kernels,
     "performance-prediction": performance_prediction,
     "memory": memory,
+    "memory-fields": memory_fields,
+    "elasticity": elasticity,
     "scale": scale,
     "exact-data": exact_data,
 }

@@ -6,8 +6,9 @@ and one L-BFGS iteration, the fit's largest arrays: K, its factor and inverse, W
 and the assembly's temporaries), and reports how much the peak grew, per entry of
 K, beside ``pigp.memory.fit_bytes``'s estimate.
 
-    python benchmarks/memory.py --out results/memory.json
-    python benchmarks/memory.py --fields 2 --sizes 240 480 960 --out results/memory_fields.json
+    python benchmarks/memory.py --out benchmarks/results/memory.json
+    python benchmarks/memory.py --fields 2 --sizes 240 480 960 \
+        --out benchmarks/results/memory_fields.json
 """
 
 import argparse
@@ -32,8 +33,8 @@ print(json.dumps({"N": n, "grew_bytes": peak - base, "estimate_bytes": pigp.memo
 """
 
 # Two fields: plane elasticity (benchmarks/elasticity.py) with N / 6 sensors and N / 3
-# collocation points per displacement; the peak's growth after a fit of one Adam step and
-# one L-BFGS iteration, then after its Laplace (central differences of the gradient).
+# collocation points per displacement; the peak's growth after a default fit (L-BFGS-B
+# alone for several fields), then after its Laplace (central differences of the gradient).
 CHILD_FIELDS = """
 import json, resource, sys, warnings, numpy as np, pigp
 sys.path.insert(0, sys.argv[2])
@@ -43,7 +44,7 @@ model, observations = model_and_data(0, n // 6, n // 3)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    model.fit(observations=observations, steps=1)
+    model.fit(observations=observations)
     fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     model.parameter_uncertainty()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -57,7 +58,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000, 6000])
     parser.add_argument("--fields", type=int, choices=[1, 2], default=1)
-    parser.add_argument("--out", default="results/memory.json")
+    parser.add_argument("--out", default="benchmarks/results/memory.json")
     args = parser.parse_args()
     here = __file__.rsplit("/", 1)[0] or "."
     rows = []

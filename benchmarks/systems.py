@@ -58,7 +58,9 @@ WALLS = 40
 def stokes_row(seed: int, formulation: str, walls: int = 0) -> dict:
     design = systems.stokes_design(seed=seed, walls=walls)
     model, observations, viscosity = systems.stokes_model(design, formulation)
-    seconds = _fit(model, observations=observations, steps=systems.STOKES_STEPS)
+    seconds = _fit(
+        model, observations=observations, steps=systems.STOKES_STEPS, optimizer="adam+lbfgs"
+    )
     start = time.perf_counter()
     std = float(model.parameter_uncertainty()["operator.viscosity"])
     laplace_seconds = time.perf_counter() - start
@@ -352,6 +354,7 @@ def reaction_diffusion_rows(seed: int) -> list:
                 ),
             ],
             steps=300,
+            optimizer="adam+lbfgs",
         )
         problem = "reaction-diffusion" + (" conditioned" if condition else "")
         row = {"problem": problem, "seed": seed, "seconds": seconds}

@@ -281,7 +281,9 @@ class PIGP(Model):
             plan = default_plan()
         if not isinstance(plan, FitPlan):
             raise ValueError(f"plan: expected a pigp.fitting.FitPlan, got {plan!r}")
-        run = plan.training_for(self.nonlinear, steps, learning_rate, optimizer)
+        run = plan.training_for(
+            self.nonlinear, steps, learning_rate, optimizer, len(self.fields or ()) or 1
+        )
         if solver is not None and not self.nonlinear:
             raise ValueError(
                 f"solver: Gauss-Newton settings are for nonlinear equations; this model's "

@@ -184,6 +184,31 @@ def test_stokes_experiment_recovers_pressure_without_pressure_data(tmp_path):
     assert (tmp_path / "pressure.png").stat().st_size > 10_000
 
 
+def test_a_model_of_several_fields_trains_by_lbfgs_alone_by_default():
+    """``FitPlan.fields_training``: a default fit of a model of two fields is, bit for bit,
+    ``optimizer="lbfgs", steps=1000``; the plan's ``fields_training=None`` fits it by
+    the one-field schedule (Adam first), which ends elsewhere."""
+    design = systems.curl_design(sensors=10, seed=3)
+    psi = field("psi")
+    u, v = (D("y") @ psi).with_dims("x", "y"), (-(D("x") @ psi)).with_dims("x", "y")
+
+    def fitted(**arguments):
+        model = pigp.PIGP(
+            {"psi": SquaredExponential(), "q": SquaredExponential()}, u, dims=("x", "y")
+        )
+        observations = [
+            pigp.Observations(design["X_s"], design["y_u"], u, name="sensors_u"),
+            pigp.Observations(design["X_s"], design["y_v"], v + field("q"), name="v_q"),
+        ]
+        return model.fit(observations=observations, **arguments).parameter_values()
+
+    default, lbfgs = fitted(), fitted(optimizer="lbfgs", steps=1000)
+    adam = fitted(plan=pigp.fitting.FitPlan(fields_training=None), steps=300)
+    for name in default:
+        np.testing.assert_array_equal(default[name], lbfgs[name])
+    assert any(np.any(default[name] != adam[name]) for name in default)
+
+
 def test_a_model_of_several_fields_saves_and_loads(tmp_path):
     """The stream-function model: predictions of a field and of an operator of it bit for
     bit after save and load, parameters by name."""

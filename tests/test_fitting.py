@@ -63,6 +63,14 @@ def test_fits_arguments_override_the_plans_training():
     assert plan.training_for(False) == Training(40, 0.05, "adam")
     assert plan.training_for(False, steps=7) == Training(7, 0.05, "adam")
     assert plan.training_for(True) == FitPlan().nonlinear_training
+    assert FitPlan().training_for(False, fields=2) == Training(1000, 0.02, "lbfgs")
+    assert plan.training_for(False, fields=2, steps=9) == Training(9, 0.02, "lbfgs")
+    assert FitPlan().training_for(False, optimizer="adam+lbfgs", fields=2) == Training()
+    assert plan.training_for(False, optimizer="lbfgs", fields=2) == Training(40, 0.05, "lbfgs")
+    assert plan.replace(fields_training=None).training_for(False, fields=3) == plan.training
+    assert plan.training_for(True, fields=2) == FitPlan().nonlinear_training
+    with pytest.raises(ValueError, match="plan.fields_training: expected a pigp.fitting.Training"):
+        FitPlan(fields_training={"steps": 5})
     model = _model(noise_u=1e-3, noise_f=1e-3).fit(*_heat(), plan=plan)
     assert len(model.history) == 40  # Adam alone, exactly the plan's steps
     model.fit(*_heat(), plan=plan, steps=25)
