@@ -9,8 +9,8 @@ the Navier-Cauchy equations
 at 160 points each, u and v at 80 sensors each (1% noise): 480 values. Manufactured
 u = sin(pi x) cos(pi y), v = cos(pi x) sin(pi y) / 2 with lam = 1, mu = 0.5. Each
 stage runs in its own fresh process so that its peak resident memory is its own:
-``fit`` and then ``parameter_uncertainty``, with the process's peak (ru_maxrss) after
-each, against ``pigp.memory``'s estimate.
+``fit`` and then ``parameter_uncertainty``, with the process's peak
+(``pigp.memory.peak_bytes``) after each, against ``pigp.memory``'s estimate.
 
     python benchmarks/elasticity.py --out benchmarks/results/elasticity.json
     python benchmarks/elasticity.py --optimizer adam+lbfgs \
@@ -19,7 +19,6 @@ each, against ``pigp.memory``'s estimate.
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -74,7 +73,9 @@ def model_and_data(seed: int = 0, sensors: int = 80, collocation: int = 160):
 
 
 def peak_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+    import pigp
+
+    return pigp.memory.peak_bytes() / 1e9
 
 
 def stage(which: str, seed: int, optimizer: str | None = None) -> dict:

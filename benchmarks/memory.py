@@ -19,16 +19,16 @@ import sys
 from _output import write_json
 
 CHILD = """
-import json, resource, sys, numpy as np, pigp
+import json, sys, numpy as np, pigp
 n = int(sys.argv[1])
 rng = np.random.default_rng(0)
 X_u, X_f = rng.uniform(size=(n // 2, 2)), rng.uniform(size=(n - n // 2, 2))
 model = pigp.PIGP(
     pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
 )
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base = pigp.memory.peak_bytes()
 model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=1)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = pigp.memory.peak_bytes()
 print(json.dumps({"N": n, "grew_bytes": peak - base, "estimate_bytes": pigp.memory.fit_bytes(n)}))
 """
 
@@ -36,18 +36,18 @@ print(json.dumps({"N": n, "grew_bytes": peak - base, "estimate_bytes": pigp.memo
 # collocation points per displacement; the peak's growth after a default fit (L-BFGS-B
 # alone for several fields), then after its Laplace (central differences of the gradient).
 CHILD_FIELDS = """
-import json, resource, sys, warnings, numpy as np, pigp
+import json, sys, warnings, numpy as np, pigp
 sys.path.insert(0, sys.argv[2])
 from elasticity import model_and_data
 n = int(sys.argv[1])
 model, observations = model_and_data(0, n // 6, n // 3)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base = pigp.memory.peak_bytes()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     model.fit(observations=observations)
-    fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    fit = pigp.memory.peak_bytes()
     model.parameter_uncertainty()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = pigp.memory.peak_bytes()
 n = sum(model.data.sizes)
 print(json.dumps({"N": n, "fields": 2, "grew_fit_bytes": fit - base, "grew_bytes": peak - base,
                   "estimate_bytes": pigp.memory.fit_bytes(n, 2)}))

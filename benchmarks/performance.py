@@ -37,7 +37,6 @@ _STARTED = time.perf_counter()  # noqa: E402  (the cold start's import time coun
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -54,7 +53,7 @@ from pigp import experiments
 
 
 def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return pigp.memory.peak_bytes() / 2**20
 
 
 def closed_form_joint(X_u, X_f, variance, lx, lt, alpha):

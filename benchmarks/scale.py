@@ -36,7 +36,6 @@ both stochastic methods on minibatches of u values alone (N = 10^6, M = 512).
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -99,7 +98,9 @@ def converged(losses):
 
 
 def peak_rss_gib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    import pigp
+
+    return pigp.memory.peak_bytes() / 2**30
 
 
 # ----- one case in this process ---------------------------------------------------------

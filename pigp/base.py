@@ -93,8 +93,7 @@ class Model(tf.Module):
         self.operator = operator
         self.dims = None if dims is None else tuple(dims)
         self.jitter = float(jitter)
-        # A nonlinear equation does not scale with u: its data are never standardised.
-        self.standardize = bool(standardize) and not isinstance(operator, Nonlinear)
+        self.standardize = bool(standardize)
         self.noise_u, u_decided = noise_parameter(noise_u, "noise_u")
         self.noise_f, f_decided = noise_parameter(noise_f, "noise_f")
         #: Which of the u and f data have a noise ``fit`` decides (learned or exact).
@@ -376,6 +375,9 @@ class Model(tf.Module):
             self.dims,
             len(columns) if columns else None,
             self.standardize,
+            # A nonlinear equation's right-hand side does not scale with u: the scale
+            # is the other sets' (Gauss-Newton's linearised equation is linear in u).
+            ("f",) if isinstance(self.operator, Nonlinear) else (),
         )
         fields = self.fields or ()
         used = {f for s in data.sets for _, _, f in s.terms} if fields else set()

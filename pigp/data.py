@@ -245,9 +245,21 @@ def data_set(
     return DataSet(name, X, y, operator, terms, noise, noise_decided_by_fit, bool(condition))
 
 
-def target_scale(sets, standardize: bool = True) -> float:
+#: ``target_scale``: a nonlinear model's scaled sets whose targets are all below this
+#: fraction of the largest target hold zeros up to rounding.
+ZERO_UP_TO = 1e-12
+
+
+def target_scale(sets, standardize: bool = True, without=()) -> float:
     """``c``: the root mean square of the first set's targets (the u data when there
     are any), of all targets when those are all 0; 1 when ``standardize`` is off.
+
+    ``without``: names of sets whose targets do not scale with u (a nonlinear
+    equation's right-hand side): those sets are passed over, so ``c`` is the root mean
+    square of the first other set's targets (the u data when there are any), of all the
+    other sets' when those are 0, and 1 where there are no others or all theirs are 0 up
+    to rounding (at most 1e-12 of the largest target of all sets: ``sin(pi)`` on a
+    Dirichlet boundary is zero data, not a scale).
 
     Computed as ``max|y| * rms(y / max|y|)`` where squaring ``y`` itself would
     overflow or underflow (``|y|`` beyond ~1e150 or below ~1e-150), so any finite
@@ -255,7 +267,14 @@ def target_scale(sets, standardize: bool = True) -> float:
     """
     if not standardize:
         return 1.0
-    for y in (sets[0].y, np.concatenate([s.y for s in sets])):
+    scaled = [s.y for s in sets if s.name not in without]
+    if not scaled:
+        return 1.0
+    candidates = [scaled[0], np.concatenate(scaled)]
+    if without:
+        largest = max(float(np.max(np.abs(s.y))) for s in sets)
+        candidates = [y for y in candidates if np.max(np.abs(y)) > ZERO_UP_TO * largest]
+    for y in candidates:
         with np.errstate(over="ignore", under="ignore"):
             rms = float(np.sqrt(np.mean(np.square(y))))
         if not 1e-150 < rms < 1e150:
@@ -290,6 +309,7 @@ def prepare(
     dims=None,
     input_dim: int | None = None,
     standardize: bool = True,
+    scale_without=(),
 ) -> Data:
     """Validate every data set of a fit and return them as one ``Data``.
 
@@ -300,6 +320,7 @@ def prepare(
         dims: column names for operators that declare none.
         input_dim: the number of input columns expected (None: the first set's).
         standardize: divide targets by the RMS of the first set's targets.
+        scale_without: names of sets left out of that RMS (``target_scale``).
 
     Raises:
         ValueError: naming the argument, before anything is changed.
@@ -336,4 +357,4 @@ def prepare(
             f"observations: every set ({names}) has condition=True: leave at least one as "
             "evidence for the parameters"
         )
-    return Data(tuple(sets), target_scale(sets, standardize))
+    return Data(tuple(sets), target_scale(sets, standardize, tuple(scale_without)))

@@ -21,7 +21,7 @@ import os
 
 from ._warnings import warn
 
-__all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit"]
+__all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit", "peak_bytes"]
 
 BYTES_PER_ENTRY = 100  # per entry of K, float64 or float32 (measured 67-72 in float64)
 OVERHEAD = 200 * 2**20  # compiled programs and their buffers
@@ -47,6 +47,29 @@ def available_bytes() -> int:
     except OSError:
         pass
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def peak_bytes() -> int:
+    """This process's peak resident memory so far, in bytes: ``VmHWM`` of
+    /proc/self/status where there is one, else ``ru_maxrss``.
+
+    ``VmHWM`` counts only this process's own address space. ``ru_maxrss`` also keeps
+    the peak of the process it was started from (Linux records the old address
+    space's peak at ``exec``), so in a process started by a large one, a test runner
+    say, it can sit above anything the child itself allocates.
+    """
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes there, KiB elsewhere
 
 
 def largest_n(memory: int) -> int:

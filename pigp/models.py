@@ -143,9 +143,12 @@ class PIGP(Model):
             1e-6 in float32).
         standardize: divide all targets by ``y_scale``, the root mean square of
             the u data (of the first data set when there is none); L is linear,
-            so u and f scale alike. The kernel variance and the noise variances
-            are then those of the standardised data; predictions and
-            ``covariance`` are in data units.
+            so u and f scale alike. A nonlinear equation's right-hand side is passed
+            over (the scale is the first other set's, 1 where all the others are 0):
+            each Gauss-Newton step's linearised equation is linear in u. The kernel
+            variance and the noise variances (given or learned) are then those of
+            the standardised data; predictions and ``covariance`` are in data
+            units.
 
     After ``fit``: ``history`` (the loss at every optimiser iteration: Adam steps,
     then L-BFGS iterations), ``noise_choice`` (for each data set whose noise

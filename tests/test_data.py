@@ -94,3 +94,26 @@ def test_duplicate_observation_names_are_refused():
     ]
     with pytest.raises(ValueError, match="names must be distinct"):
         model.fit(X_f=[[0.5]], y_f=[1.0], observations=sets)
+
+
+def test_a_nonlinear_equations_right_hand_side_is_left_out_of_the_scale():
+    """``target_scale(..., without=("f",))``: the RMS of the first other set's targets
+    (the u data), of all the others' where those are 0; 1 where they are all 0 (up to
+    rounding) or there are none; the first set's RMS without ``without``."""
+    from types import SimpleNamespace
+
+    from pigp.data import target_scale
+
+    def sets(**targets):
+        return [SimpleNamespace(name=name, y=np.asarray(y, float)) for name, y in targets.items()]
+
+    data = sets(f=[100.0, -100.0], boundary=[3.0, 4.0], initial=[0.0, 0.0, 5.0])
+    assert target_scale(data, without=("f",)) == pytest.approx(np.sqrt(25 / 2), rel=1e-15)
+    assert target_scale(data) == pytest.approx(100.0, rel=1e-15)  # the first set's
+    zeros_first = sets(f=[100.0], walls=[0.0, 0.0], initial=[3.0, 4.0])
+    assert target_scale(zeros_first, without=("f",)) == pytest.approx(np.sqrt(25 / 4), rel=1e-15)
+    assert target_scale(sets(f=[7.0], boundary=[0.0, 0.0]), without=("f",)) == 1.0
+    assert target_scale(sets(f=[7.0]), without=("f",)) == 1.0
+    zero_up_to_rounding = sets(f=[100.0, 3.0], boundary=[np.sin(np.pi), 0.0])
+    assert target_scale(zero_up_to_rounding, without=("f",)) == 1.0
+    assert target_scale(data, standardize=False, without=("f",)) == 1.0

@@ -33,7 +33,8 @@ def test_the_gradient_in_a_reaction_coefficient_sees_the_right_hand_side_move():
     (f = 0): the loss at r' is -log N(y(r') | 0, K(r')) with the collocation targets
     r' u_k^2. Its central difference, from LAPACK, matches the gradient of every path
     (the compiled TensorFlow one, LAPACK's, the autodiff loss); with the targets held at
-    r's it differs by more than its size. (Noisy equation and walls keep K's condition
+    r's it differs by more than its size. The targets are divided by the u data's RMS,
+    the rate's term too. (Noisy equation and walls keep K's condition
     number near 1e6, where differences of the loss have digits to spare.)"""
     data = reaction.design("fisher_kpp", values=30, collocation=60, seed=1)
     r = 1.7
@@ -46,6 +47,7 @@ def test_the_gradient_in_a_reaction_coefficient_sees_the_right_hand_side_move():
     u_k = f.operator.linearisation.values.numpy()[0]
     np.testing.assert_allclose(f.y, r * u_k**2, rtol=1e-12, atol=1e-14)
     Xs, y = model.data.tensors(model.dtype)
+    assert model.y_scale == pytest.approx(np.sqrt(np.mean(data["y_u"] ** 2)), rel=1e-12)
     rows = slice(*np.cumsum([0] + [len(s.X) for s in model.data.sets])[[1, 2]])
     assert model.data.sets[1] is f
 
@@ -56,7 +58,7 @@ def test_the_gradient_in_a_reaction_coefficient_sees_the_right_hand_side_move():
         parameter.unconstrained.assign(saved)
         targets = y.numpy().copy()
         if moving:
-            targets[rows] = value * u_k**2
+            targets[rows] = value * u_k**2 / model.y_scale  # standardised, as y
         chol = scipy.linalg.cholesky(K, lower=True)
         alpha = scipy.linalg.cho_solve((chol, True), targets)
         return 0.5 * targets @ alpha + np.sum(np.log(np.diag(chol)))

@@ -91,9 +91,12 @@ def test_the_loss_gradient_in_a_coefficient_of_the_equation_matches_finite_diffe
     assert abs(numeric) > 1e-3  # the coefficient matters
 
 
-def test_a_linear_equation_through_the_nonlinear_path_is_the_linear_model(rng):
+@pytest.mark.parametrize("standardize", [False, True])
+def test_a_linear_equation_through_the_nonlinear_path_is_the_linear_model(rng, standardize):
     """Heat u_t - u_xx = f written as a residual: one Gauss-Newton step gives the
-    linear model's posterior (the second only confirms it)."""
+    linear model's posterior (the second only confirms it), standardised alike: both
+    divide the targets by the RMS of the u data (the nonlinear model leaves the
+    equation's right-hand side out of that RMS)."""
     X_u = rng.uniform(0, 1, (12, 2))
     X_f = rng.uniform(0, 1, (15, 2))
     u = lambda X: np.exp(-X[:, 1]) * np.sin(2 * PI * X[:, 0])  # noqa: E731
@@ -103,13 +106,16 @@ def test_a_linear_equation_through_the_nonlinear_path_is_the_linear_model(rng):
     def kernel():
         return pigp.kernels.SquaredExponential(variance=2.0, lengthscales=[0.3, 0.8])
 
-    linear = pigp.PIGP(kernel(), heat(1.0), standardize=False, **settings)
+    linear = pigp.PIGP(kernel(), heat(1.0), standardize=standardize, **settings)
     linear.fit(X_u, u(X_u), X_f, f, steps=0)
     equation = nonlinear(lambda v, p: v["t"] - v["xx"], {"t": D("t"), "xx": D("x", 2)}).with_dims(
         "x", "t"
     )
-    model = pigp.PIGP(kernel(), equation, **settings)
+    model = pigp.PIGP(kernel(), equation, standardize=standardize, **settings)
     model.fit(X_u, u(X_u), X_f, f, solver={"learn": "never"})
+    rms = np.sqrt(np.mean(u(X_u) ** 2))
+    assert model.y_scale == pytest.approx(rms if standardize else 1.0, rel=1e-12)
+    assert linear.y_scale == model.y_scale
     X = rng.uniform(0, 1, (40, 2))
     for output in ("u", D("x")):
         mean, var = model.predict(X, output=output)

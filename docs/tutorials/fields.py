@@ -97,7 +97,7 @@ stokes.fit(
         pigp.Observations(X_c, data["g_x"], momentum_x, name="momentum_x"),
         pigp.Observations(X_c, data["g_y"], momentum_y, name="momentum_y"),
     ],
-    steps=300,  # Adam steps, then L-BFGS-B (several fields alone default to L-BFGS-B)
+    steps=300,  # Adam steps first, then L-BFGS-B
     optimizer="adam+lbfgs",
 )
 std = stokes.parameter_uncertainty()["operator.viscosity"]
