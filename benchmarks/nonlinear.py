@@ -249,8 +249,10 @@ def inverse_row(
     clean = burgers_reference(X_u)
     y_u = clean + 0.01 * np.sqrt(np.mean(clean**2)) * rng.standard_normal(300)
     nu = pigp.Parameter(0.1, positive=True)
-    # The noise level is known (1% of the RMS): its variance is given, not learned.
-    noise = pigp.Parameter((0.01 * np.sqrt(np.mean(clean**2))) ** 2, trainable=False)
+    # The noise level is known (1% of the RMS): its variance is given, not learned, in
+    # the standardised units of the fit (the u data divided by their RMS, y_scale).
+    noise_std = 0.01 * np.sqrt(np.mean(clean**2)) / np.sqrt(np.mean(y_u**2))
+    noise = pigp.Parameter(noise_std**2, trainable=False)
     model = pigp.PIGP(KERNELS[kernel][0](0.05), burgers_equation(nu), noise_u=noise)
     boundary = pigp.Observations(design["X_b"], design["y_b"], name="boundary")
     start = time.perf_counter()

@@ -61,7 +61,7 @@ def run(name: str, factor: float, seed: int = 0, frozen: bool = False) -> dict:
         "frozen": frozen,
         "u_relative_l2": float(np.linalg.norm(mean - exact) / np.linalg.norm(exact)),
         "band_coverage": float(np.mean(np.abs(mean - exact) <= 1.96 * np.sqrt(var))),
-        "noise_std": float(np.sqrt(values["noise_u"])),
+        "noise_std": float(np.sqrt(values["noise_u"]) * model.y_scale),  # data units
         "true_noise_std": data["noise_std"],
         "unidentified": dict(model.unidentified),
         "held": list(model.held),

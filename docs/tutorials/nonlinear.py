@@ -201,7 +201,9 @@ print(sorted(front.parameters))
 # `benchmarks/nonlinear.py --problems burgers pinn --kernels
 # rational_quadratic_front --burgers-seeds 0 1 2 3 4`) this kernel's RMS error
 # was 1.2e-4 to 5.5e-4 (median 2.8e-4), against 7.4e-4 to 3.6e-3 for the plain
-# rational quadratic, in 38-55 s per fit; `pigp burgers` uses it. The learned
+# rational quadratic, in 38-55 s per fit (a run before nonlinear targets were
+# standardised; rerun since in the main environment: 1.4e-4 to 5.5e-4, median
+# 4.4e-4, the README's "Benchmarks"); `pigp burgers` uses it. The learned
 # warp settled at a strength of 0.50-0.62 and a width of 0.15-0.16 (a stretch of
 # about 4-5) on the designs tried (seeds 1, 3 and 4, from starts (0.5, 0.05),
 # (1, 0.05) and (0.5, 0.02)); a stronger warp held fixed (strength 1 or 2, width
