@@ -36,16 +36,25 @@ def fit_bytes(n: int, fields: int = 1) -> int:
     return int(BYTES_PER_ENTRY * n * n + OVERHEAD + FIELD_OVERHEAD * (max(1, fields) - 1))
 
 
+def _proc_kib(path: str, key: str) -> int | None:
+    """The number of KiB on the line of ``path`` that starts with ``key`` (Linux's
+    /proc files), or None where there is no such file or line."""
+    try:
+        with open(path) as handle:
+            for line in handle:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def available_bytes() -> int:
     """Memory available to this process now: ``MemAvailable`` of /proc/meminfo where
     there is one, else the physical memory."""
-    try:
-        with open("/proc/meminfo") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    available = _proc_kib("/proc/meminfo", "MemAvailable:")
+    if available is not None:
+        return available * 1024
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
@@ -58,13 +67,9 @@ def peak_bytes() -> int:
     space's peak at ``exec``), so in a process started by a large one, a test runner
     say, it can sit above anything the child itself allocates.
     """
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    peak = _proc_kib("/proc/self/status", "VmHWM:")
+    if peak is not None:
+        return peak * 1024
     import resource
     import sys
 

@@ -443,6 +443,40 @@ _FIELDS_MEMORY = textwrap.dedent("""
 """)
 
 
+_PEAK_CHILD = textwrap.dedent("""
+    import numpy as np
+    from pigp.memory import peak_bytes
+    before = peak_bytes()
+    block = np.ones(100 * 2 ** 20 // 8)  # 100 MiB, touched
+    print(before, peak_bytes() - before)
+""")
+
+_PEAK_PARENT = textwrap.dedent("""
+    import subprocess, sys
+    import numpy as np
+    block = np.ones(500 * 2 ** 20 // 8)  # the launching process's peak: 500 MiB and more
+    done = subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True,
+                          text=True, check=True, timeout=120)
+    print(done.stdout)
+""")
+
+
+def test_the_peak_memory_is_the_process_own_not_its_launchers():
+    """A process started by one that had touched 500 MiB: its peak (``peak_bytes``)
+    starts at its own size and grows by the 100 MiB it touches (``ru_maxrss`` there
+    starts at the launcher's peak and does not grow)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_PARENT, _PEAK_CHILD],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=180,
+    )
+    before, grew = (int(v) for v in done.stdout.split())
+    assert before < 300 * 2**20, before  # NumPy and pigp.memory: tens of MiB
+    assert 0.95 * 100 * 2**20 <= grew <= 1.3 * 100 * 2**20, grew
+
+
 @pytest.mark.slow
 def test_the_two_field_memory_estimate_is_within_2x_of_a_fresh_process():
     """A fresh process's peak growth over a two-field fit of 240 values and its Laplace
