@@ -8,11 +8,12 @@ memory over one ``fit`` of the heat problem (float64, half u and half f values;
 1000, 2000, 4000 and 6000: 67-72 bytes per entry of K at 4000-6000 (about nine
 float64 N x N arrays) beyond ~0.15 GB of compiled programs. ``fit_bytes`` counts 100
 bytes per entry and 200 MiB, 1.2 to 1.6 times those growths. A model of several
-fields compiles larger programs: the peak grew by 0.62, 0.83 and 0.49 GB over a
+fields compiles larger programs: the peak grew by 0.59, 0.75 and 0.57 GB over a
 default fit of two-field plane elasticity of 240, 480 and 960 values and its Laplace
-(``python benchmarks/memory.py --fields 2``; K's own entries are 0.01 to 0.09 GB of
-that, and the growth did not rise with N in that run), so each field past the first
-adds ``FIELD_OVERHEAD``: the estimate is 0.85 to 1.58 times those growths.
+(``python benchmarks/memory.py --fields 2``; 0.62, 0.83 and 0.49 GB in a run before; K's
+own entries are 0.01 to 0.09 GB of that, and the growth did not rise with N), so each
+field past the first adds ``FIELD_OVERHEAD``: the estimate is 0.93 to 1.35 times those
+growths (0.85 to 1.58 in the run before).
 """
 
 from __future__ import annotations

@@ -413,8 +413,8 @@ def test_ctrl_c_keeps_the_best_parameters_and_says_so_in_one_line(optimizer, n_f
 def test_the_memory_estimate_counts_fields_past_the_first():
     """One field: 100 bytes per entry of K and 200 MiB of programs, within 2x of each
     growth ``benchmarks/memory.py`` measured (0.16 to 2.40 GB at N = 500 to 6000); each
-    further field adds FIELD_OVERHEAD (two-field elasticity grew 0.49 to 0.83 GB at 240
-    to 960 values, fit and Laplace)."""
+    further field adds FIELD_OVERHEAD (two-field elasticity grew 0.59 to 0.75 GB at 240
+    to 960 values, fit and Laplace; 0.49 to 0.83 GB in a run before: both runs here)."""
     from pigp import memory
 
     assert memory.fit_bytes(1000) == 100 * 1000**2 + 200 * 2**20
@@ -423,7 +423,14 @@ def test_the_memory_estimate_counts_fields_past_the_first():
     one = ((500, 0.164e9), (1000, 0.232e9), (2000, 0.491e9), (4000, 1.153e9), (6000, 2.403e9))
     for n, grew in one:  # measured, benchmarks/results/memory.json
         assert 1.0 <= memory.fit_bytes(n) / grew <= 2.0
-    for n, grew in ((240, 0.625e9), (480, 0.829e9), (960, 0.491e9)):  # memory_fields.json
+    for n, grew in (
+        (240, 0.590e9),  # memory_fields.json
+        (480, 0.754e9),
+        (960, 0.571e9),
+        (240, 0.625e9),  # the run before
+        (480, 0.829e9),
+        (960, 0.491e9),
+    ):
         assert 0.5 <= memory.fit_bytes(n, 2) / grew <= 2.0
     assert memory.largest_n(memory.fit_bytes(3000)) == 3000
 
