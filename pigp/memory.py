@@ -4,10 +4,11 @@ An exact GP of N data values holds ``K`` (N x N), its factor and inverse, the
 cotangent ``W`` and the temporaries of the tape-derived assembly (each
 derivative order of each block). The growth of a fresh process's peak resident
 memory over one ``fit`` of the heat problem (float64, half u and half f values;
-``python benchmarks/memory.py``) was 0.16, 0.23, 0.49, 1.15 and 2.40 GB at N = 500,
-1000, 2000, 4000 and 6000: 67-72 bytes per entry of K at 4000-6000 (about nine
-float64 N x N arrays) beyond ~0.15 GB of compiled programs. ``fit_bytes`` counts 100
-bytes per entry and 200 MiB, 1.2 to 1.6 times those growths. A model of several
+``python benchmarks/memory.py``) was 0.17, 0.25, 0.56, 1.45 and 3.19 GB at N = 500,
+1000, 2000, 4000 and 6000: 89-91 bytes per entry of K at 4000-6000 (about eleven
+float64 N x N arrays; 67-72 in a run on an earlier install of the dependencies) beyond
+~0.15 GB of compiled programs. ``fit_bytes`` counts 100 bytes per entry and 200 MiB,
+1.08 to 1.38 times those growths (1.24 to 1.59 in the earlier run). A model of several
 fields compiles larger programs: the peak grew by 0.59, 0.75 and 0.57 GB over a
 default fit of two-field plane elasticity of 240, 480 and 960 values and its Laplace
 (``python benchmarks/memory.py --fields 2``; 0.62, 0.83 and 0.49 GB in a run before; K's
@@ -24,7 +25,7 @@ from ._warnings import warn
 
 __all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit", "peak_bytes"]
 
-BYTES_PER_ENTRY = 100  # per entry of K, float64 or float32 (measured 67-72 in float64)
+BYTES_PER_ENTRY = 100  # per entry of K, float64 or float32 (measured 67-91 in float64)
 OVERHEAD = 200 * 2**20  # compiled programs and their buffers
 FIELD_OVERHEAD = 450 * 2**20  # each field past the first (larger programs)
 WARN_FRACTION = 0.5  # warn above this fraction of the available memory
