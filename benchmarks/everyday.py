@@ -18,7 +18,7 @@ GPflow required (its committed JSON is from before the two shared one loop: the 
 figures under other keys).
 
 ``--fusion 20 40 64 96``: the cost of an Adam step with the training program fused
-into one XLA program and without (``pigp.objective.FUSED_UP_TO``), at those numbers
+into one XLA program and without (``pigp.engines.dense.objective.FUSED_UP_TO``), at those numbers
 of values, alternating, and the first fit of each (its compilation).
 
 ``--per-step``: the cost of an Adam step per kernel instead: fits of 1000 Adam steps
@@ -45,8 +45,8 @@ import numpy as np
 from _output import write_json
 
 import pigp
-import pigp.models
-import pigp.objective
+import pigp.engines.dense.model
+import pigp.engines.dense.objective
 from pigp.fitting import FitPlan
 
 ALPHA = 0.5
@@ -173,17 +173,17 @@ def per_step(kernels, repeats: int) -> dict:
 
 def fusion(sizes: list, repeats: int) -> dict:
     """Milliseconds per Adam step (steps 250 to 1000, as ``per_step``) with the training
-    program fused into one XLA program and not (``pigp.objective.FUSED_UP_TO``), by
+    program fused into one XLA program and not (``pigp.engines.dense.objective.FUSED_UP_TO``), by
     number of values (half u, half f), the two alternating; and the first fit's
     seconds of each (its compilation)."""
-    saved, rows = pigp.objective.FUSED_UP_TO, []
+    saved, rows = pigp.engines.dense.objective.FUSED_UP_TO, []
     try:
         for size in sizes:
             X_u, y_u, X_f, y_f = data(0, n_u=size // 2, n_f=size - size // 2)
             row = {"values": size, "first_fit_seconds": {}, "ms_per_step": {}}
             for repeat in range(repeats + 1):
                 for fused in (False, True):
-                    pigp.objective.FUSED_UP_TO = size if fused else 0
+                    pigp.engines.dense.objective.FUSED_UP_TO = size if fused else 0
                     model = pigp.PIGP(
                         KERNELS["squared_exponential"](),
                         pigp.operators.heat(pigp.Parameter(2.0, positive=True)),
@@ -215,7 +215,7 @@ def fusion(sizes: list, repeats: int) -> dict:
                 flush=True,
             )
     finally:
-        pigp.objective.FUSED_UP_TO = saved
+        pigp.engines.dense.objective.FUSED_UP_TO = saved
     return {"rows": rows, "repeats": repeats}
 
 

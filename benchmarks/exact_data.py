@@ -8,7 +8,8 @@ each choice of default for a noise variance the user did not give:
 - ``prior``: learned from 1e-3 under a half-Cauchy prior of scale 1e-3 on the variance
   (standardised units), so a flat likelihood leaves it near 0;
 - ``decided``: learned from 1e-3, then each set treated as exact where that costs at most
-  ``EXACT_EVIDENCE`` nats of log marginal likelihood (``pigp.models``; today's default).
+  ``EXACT_EVIDENCE`` nats of log marginal likelihood (``pigp.fitting.noise``; today's
+  default).
 
 The problems: the five of ``pigp.experiments.problems`` (seed 0), the heat example's design
 (u on three sides, f at 30 points), ``u'' - 4u = f`` on [0, 1] with u at both ends and f at
@@ -62,7 +63,7 @@ def choice(name: str):
             return pigp.Parameter(1e-3, positive=True, name=label, prior=prior), False
 
         pigp_data.noise_parameter = with_prior
-        import pigp.base as base
+        import pigp.engines.model as base
 
         base.noise_parameter = with_prior
     try:
@@ -70,7 +71,7 @@ def choice(name: str):
             yield
     finally:
         pigp_data.NOISE_START, pigp_data.noise_parameter = saved
-        import pigp.base as base
+        import pigp.engines.model as base
 
         base.noise_parameter = saved[1]
 

@@ -47,8 +47,8 @@ import tensorflow as tf
 from _output import best_of, write_json
 
 import pigp
+import pigp.fitting.training
 import pigp.plotting
-import pigp.training
 from pigp import experiments
 
 
@@ -117,10 +117,10 @@ def measure(n: int, dtype: str, rng) -> dict:
 
     # A step as fit takes it (loss, gradient, Adam update), timed over a whole
     # compiled call of Adam steps where fit runs many per call (N < 500).
-    adam = pigp.training.Adam(1e-9)
+    adam = pigp.fitting.training.Adam(1e-9)
     state = adam.init(objective.variables)
     k = 250 if n < 500 else 1
-    step = lambda: list(pigp.training.adam_steps(objective, Xs, y_standard, k, adam, state))  # noqa: E731
+    step = lambda: list(pigp.fitting.training.adam_steps(objective, Xs, y_standard, k, adam, state))  # noqa: E731
     step()
     K = objective.gram(Xs)
     Kt = tf.constant(K)

@@ -12,7 +12,7 @@ and the time.
 
 ``--frozen`` reruns the same fits with the linearised equation's right-hand side held
 at each linearisation while the coefficients are learned (how fits ran before the
-right-hand side moved with them; see ``pigp.nonlinear.Linearisation.target_shift``).
+right-hand side moved with them; see ``pigp.operators.linearisation.Linearisation.target_shift``).
 
     python benchmarks/reaction_inverse.py --out benchmarks/results/reaction_inverse.json
 """
@@ -32,7 +32,7 @@ def run(name: str, factor: float, seed: int = 0, frozen: bool = False) -> dict:
     from pigp.experiments import reaction
 
     if frozen:
-        from pigp.nonlinear import Linearisation
+        from pigp.operators.linearisation import Linearisation
 
         Linearisation.moves_target = property(lambda self: False)
     truth = reaction.PROBLEMS[name]["truth"]

@@ -142,7 +142,7 @@ def run_svgp(case):
     import tensorflow as tf
     import tf_keras
 
-    from pigp.sparse import inducing_points
+    from pigp.engines.variational.model import inducing_points
 
     X_u, y_u, _, _ = problem(case["regime"], case["n"])
     scale = np.sqrt(np.mean(y_u**2))

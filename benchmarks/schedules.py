@@ -27,7 +27,7 @@ import warnings
 from _output import write_json
 
 import pigp
-import pigp.models
+import pigp.engines.dense.model
 from pigp.experiments import heat
 from pigp.experiments.problems import PROBLEMS
 from pigp.fitting import FitPlan, defaults

@@ -42,7 +42,7 @@ ROOT = os.path.dirname(HERE)
 
 def measure() -> dict:
     """The figures of the pigp first on the path: Adam steps/s through ``fit`` (public
-    API), and, where the version has ``pigp.training``, the LAPACK step and floor."""
+    API), and, where the version has ``pigp.fitting.training``, the LAPACK step and floor."""
     import importlib.util
 
     import numpy as np
@@ -61,9 +61,11 @@ def measure() -> dict:
     model.fit(*data, steps=2000, optimizer="adam")
     row = {"seed_steps_per_s": 2000 / (time.perf_counter() - start)}
     row["pigp"] = os.path.dirname(pigp.__file__)
-    if importlib.util.find_spec("pigp.training") is None or not hasattr(pigp.PIGP, "objective"):
+    if importlib.util.find_spec("pigp.fitting.training") is None or not hasattr(
+        pigp.PIGP, "objective"
+    ):
         return row  # an older layout: the step alone is not reachable
-    import pigp.training
+    import pigp.fitting.training
 
     step, K = _lapack_step(pigp)
     potri = scipy.linalg.lapack.get_lapack_funcs("potri", (K,))
@@ -180,7 +182,7 @@ def paired(other_package: str, pairs: int = 30) -> dict:
     import numpy as np
 
     import pigp
-    import pigp.training
+    import pigp.fitting.training
 
     other = importlib.import_module(other_package)
     importlib.import_module(other_package + ".training")

@@ -3,7 +3,7 @@
 Every data set a model sees is an ``Observations``, each owning its noise: the
 u values (``X_u, y_u``; operator ``Identity``) and the f values (``X_f, y_f``;
 the model's operator) become the sets ``"u"`` and ``"f"`` at the model's edge
-(``pigp.base.Model``), beside any boundary, initial or Neumann data. ``prepare``
+(``pigp.engines.model.Model``), beside any boundary, initial or Neumann data. ``prepare``
 validates them all once, resolves each operator against the input columns and
 picks the scale the targets are divided by, and returns an immutable ``Data``
 that is passed on as an argument to the covariance, the objective and the
@@ -19,9 +19,9 @@ import numpy as np
 from . import _validation as check
 from ._tensorflow import tf
 from ._warnings import warn
-from .covariance import check_smoothness
-from .kernels import field_names
-from .operators import Identity, Operator
+from .kernels.covariance import check_smoothness
+from .kernels.library import field_names
+from .operators.linear import Identity, Operator
 from .parameters import Parameter
 
 __all__ = [

@@ -45,10 +45,11 @@ from io import StringIO
 
 import numpy as np
 
+from ._moved import OLD_NAME
 from .data import Data, data_set
 from .fitting.report import FitReport
-from .kernels import Kernel
-from .operators import Nonlinear, Operator
+from .kernels.library import Kernel
+from .operators.linear import Nonlinear, Operator
 from .parameters import Coefficient, Parameter
 
 __all__ = [
@@ -93,7 +94,10 @@ class ParameterTable:
 
 
 def _path(obj) -> str:
-    return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', '?')}"
+    """``module:qualified.name``; a module that moved into a folder by its old path
+    (``pigp._moved``), so files read the same before and after."""
+    module = getattr(obj, "__module__", "?")
+    return f"{OLD_NAME.get(module, module)}:{getattr(obj, '__qualname__', '?')}"
 
 
 def encode(value, table: ParameterTable):

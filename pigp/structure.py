@@ -23,7 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ._tensorflow import tf
-from .kernels import Kernel
+from .kernels.library import Kernel
 from .parameters import Parameter
 
 __all__ = [

@@ -52,7 +52,7 @@ import sys
 import numpy as np
 import pigp
 pigp.compilation_cache(sys.argv[1])
-pigp.training.SECONDS_PER_CALL = float(sys.argv[2])  # how the 30 steps split into calls
+pigp.fitting.training.SECONDS_PER_CALL = float(sys.argv[2])  # how the 30 steps split into calls
 X_u = np.stack([np.linspace(0, 1, 6), np.zeros(6)], 1)
 X_f = np.random.default_rng(0).uniform(size=(8, 2))
 u = lambda X: np.exp(-X[:, 1]) * np.sin(np.pi * X[:, 0])

@@ -7,7 +7,7 @@ import tensorflow as tf
 from conftest import se_expr, sympy_block
 
 import pigp
-from pigp.covariance import block, block_diag
+from pigp.kernels.covariance import block, block_diag
 from pigp.parameters import softplus
 
 HEAT = lambda alpha: [(1.0, {1: 1}), (-alpha, {0: 2})]  # u_t - alpha u_xx
@@ -158,7 +158,7 @@ def test_joint_matrix_is_symmetric_positive_definite(rng):
         noise_f=1e-8,
     )
     model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=0)
-    K = pigp.covariance.joint(
+    K = pigp.kernels.covariance.joint(
         model.kernel, model.data.tensors(model.dtype)[0], model.data.sets, model.jitter, model.dtype
     ).numpy()
     np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-12 * np.abs(K).max())
@@ -252,7 +252,7 @@ def test_whole_matrix_and_blocks_agree_with_coefficients_that_vary(rng):
     beside constant ones) is the same on the whole matrix as block by block."""
     from types import SimpleNamespace
 
-    from pigp.covariance import _joint_whole, joint_blocks
+    from pigp.kernels.covariance import _joint_whole, joint_blocks
 
     kernel = pigp.kernels.SquaredExponential(1.0, [0.5, 0.8])
     D = pigp.operators.D

@@ -7,9 +7,9 @@ import tensorflow as tf
 from conftest import se_expr, sympy_block
 
 import pigp
-from pigp.covariance import block, block_diag, joint, joint_blocks
 from pigp.experiments import systems
 from pigp.kernels import Fields, SquaredExponential
+from pigp.kernels.covariance import block, block_diag, joint, joint_blocks
 from pigp.operators import D, Identity, apply, field
 
 LENGTHS = {"a": (0.7, 0.4), "b": (0.3, 0.9)}

@@ -78,11 +78,11 @@ def test_fits_arguments_override_the_plans_training():
 
 
 def test_a_module_constant_still_sets_the_policy_with_a_deprecation_warning(monkeypatch):
-    """``pigp.models.EXACT_EVIDENCE = None`` (the old way) fits as
+    """``pigp.engines.dense.model.EXACT_EVIDENCE = None`` (the old way) fits as
     ``plan=FitPlan(exact_evidence=None)``, bit for bit, and says to use the plan."""
     planned = _model().fit(*_heat(noise=0.0), plan=FitPlan(exact_evidence=None))
     assert planned.noise_choice == {}  # no exact decision with the plan's setting
-    monkeypatch.setattr(pigp.models, "EXACT_EVIDENCE", None)
+    monkeypatch.setattr(pigp.engines.dense.model, "EXACT_EVIDENCE", None)
     with pytest.warns(DeprecationWarning, match=r"\['exact_evidence'\].*plan=") as caught:
         legacy = _model().fit(*_heat(noise=0.0))
     assert caught[0].filename == __file__
@@ -188,6 +188,6 @@ def test_sparse_uncertainty_is_refused_beyond_the_collapsed_bounds_size(monkeypa
     X, y = _u_only()
     sparse = pigp.SparsePIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), 8)
     sparse.fit(X, y)
-    monkeypatch.setattr(pigp.sparse, "COLLAPSED_UP_TO", 10)
+    monkeypatch.setattr(pigp.engines.variational.model, "COLLAPSED_UP_TO", 10)
     with pytest.raises(ValueError, match="up to 10 values; this model has 25"):
         sparse.parameter_uncertainty()

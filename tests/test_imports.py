@@ -73,9 +73,9 @@ def test_the_checker_finds_a_cycle_and_resolves_relative_imports():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     edges = graph()
-    assert "pigp.covariance" in edges["pigp"]  # from . import covariance
+    assert "pigp.kernels.covariance" in edges["pigp"]  # from . import covariance
     assert "pigp.experiments.report" in edges["pigp.experiments.heat"]  # from .report import
-    assert "pigp.linalg" in edges["pigp.posterior"]
+    assert "pigp.linalg" in edges["pigp.engines.dense.posterior"]
 
 
 def test_no_import_cycles():
@@ -97,7 +97,7 @@ def test_import_and_a_first_fit_print_nothing_on_stderr(first):
 
     code = (
         ("import sys, tensorflow\nprint('pigp', file=sys.stderr)\n" if first[0] == "t" else "")
-        + "import numpy as np, pigp, pigp.sampling\n"
+        + "import numpy as np, pigp, pigp.inference.nuts\n"
         + ("import tensorflow as tf\n" if first == "pigp, then tensorflow" else "")
         + "m = pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.D('x', 2), dims=('x',))\n"
         "x = np.linspace(0, 1, 8)[:, None]\n"
@@ -122,11 +122,16 @@ def test_fitting_is_a_floor_below_the_models():
     """``pigp.fitting`` takes the model as an argument: none of its modules imports a
     model class's module (no arrow back up), and the sampler's driver does not either."""
     edges = graph()
-    above = {"pigp.models", "pigp.sparse", "pigp.base", "pigp.sampler"}
+    above = {
+        "pigp.engines.dense.model",
+        "pigp.engines.variational.model",
+        "pigp.engines.model",
+        "pigp.inference.sampler",
+    }
     for name, targets in edges.items():
-        if name.startswith("pigp.fitting") or name == "pigp.sampler":
+        if name.startswith("pigp.fitting") or name == "pigp.inference.sampler":
             assert not targets & (above - {name}), (name, sorted(targets & above))
-    assert "pigp.fitting" in edges["pigp.models"]
+    assert "pigp.fitting" in edges["pigp.engines.dense.model"]
 
 
 def test_no_module_is_longer_than_700_lines():
@@ -137,3 +142,45 @@ def test_no_module_is_longer_than_700_lines():
         if (n := len(p.read_text().splitlines())) > 700
     }
     assert not long, long
+
+
+def folder(module: str) -> str:
+    """The concept folder (``pigp.kernels``, ``pigp.engines``...) or module a module is in."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or (ROOT / parts[-1]).is_dir() else module
+
+
+def test_the_folders_import_one_way():
+    """Between folders and top-level modules the imports form no cycle either: kernels
+    below operators below data, fitting and inference below the engines, nothing
+    below reaching up."""
+    edges = {}
+    for name, targets in graph().items():
+        for target in targets:
+            if folder(target) != folder(name):
+                edges.setdefault(folder(name), set()).add(folder(target))
+    cycle = find_cycle(edges)
+    assert cycle is None, " -> ".join(cycle)
+    assert "pigp.kernels" in edges["pigp.operators"]
+    assert "pigp.fitting" in edges["pigp.engines"]
+    for low in ("pigp.kernels", "pigp.operators", "pigp.data", "pigp.fitting", "pigp.inference"):
+        assert "pigp.engines" not in edges.get(low, set()), low
+
+
+def test_moved_modules_import_by_their_old_names_as_the_same_objects():
+    """``import pigp.models`` and the other paths from before the folders give the
+    module at its new path (the same object), and ``pigp.<old name>`` too."""
+    import importlib
+
+    import pigp
+    from pigp._moved import MOVED
+
+    for old, new in MOVED.items():
+        module = importlib.import_module(old)
+        assert module is importlib.import_module(new), old
+        assert getattr(pigp, old.rpartition(".")[2]) is module, old
+    from pigp.models import PIGP
+
+    assert PIGP is pigp.PIGP
+    assert pigp.kernels.SquaredExponential.__module__ == "pigp.kernels"
+    assert pigp.operators.D.__module__ == "pigp.operators"

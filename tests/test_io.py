@@ -339,7 +339,7 @@ def test_version_2_files_are_read_and_predict_as_they_did(kind):
     """Files written by the format version before (the model class by name), with
     their predictions then (tests/data/make_version2.py): read, and predicting the same.
     The sparse model's bit for bit; the exact model's to rounding, since the gaussian's
-    derivatives are closed forms (``pigp.derivatives.CLOSED_FORMS``; measured: mean 2e-12,
+    derivatives are closed forms (``pigp.kernels.derivatives.CLOSED_FORMS``; measured: mean 2e-12,
     variance 1e-9 of their largest values)."""
     folder = pathlib.Path(__file__).parent / "data"
     expected = np.load(folder / "version2_predictions.npz")
@@ -363,3 +363,17 @@ def test_decaying_kernel_round_trips(heat_data, tmp_path):
     assert loaded.kernel.column == 1
     assert loaded.parameter_values()["kernel.rate"] == model.parameter_values()["kernel.rate"]
     assert model.parameter_values()["kernel.rate"] != 0.4  # trained
+
+
+def test_files_record_the_import_paths_from_before_the_folders(heat_data, tmp_path):
+    """A saved model names its classes by the paths files have always held
+    (``pigp.models:PIGP``, ``pigp.kernels:...``, ``pigp.operators:...``), not by the
+    modules they now live in, so files written before and after read alike."""
+    model = pigp.PIGP(pigp.kernels.Matern52(), pigp.operators.heat(0.5))
+    model.fit(*heat_data, steps=5, optimizer="adam")
+    model.save(tmp_path / "model.npz")
+    spec, _ = pigp.io.read(tmp_path / "model.npz")
+    text = json.dumps(spec)
+    assert spec["class"] == "pigp.models:PIGP"
+    assert '"pigp.kernels:Matern52"' in text and '"pigp.operators:Operator"' in text
+    assert "engines" not in text and "library" not in text and "linear" not in text

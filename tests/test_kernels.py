@@ -7,7 +7,7 @@ import tensorflow as tf
 from conftest import sympy_block
 
 import pigp
-from pigp.covariance import block
+from pigp.kernels.covariance import block
 
 HEAT = [(1.0, {1: 1}), (-0.6, {0: 2})]
 IDENTITY = [(1.0, {})]
@@ -260,7 +260,7 @@ def test_closed_form_partials_match_the_nested_tapes(rng, monkeypatch, make):
     """The profile-only derivatives (``radial_partials``, the gaussian's and cosine's
     closed forms) against nested tapes through the whole kernel: the blocks and their
     gradients in the kernel's parameters, at distinct and coincident points."""
-    from pigp import derivatives
+    from pigp.kernels import derivatives
 
     X, terms = _heat_points(rng)
     results = []
@@ -359,7 +359,7 @@ def test_spectral_mixture_wave_gradient_matches_the_reverse_pass(rng, monkeypatc
     """The wave's closed-form gradient (``derivatives.WAVE_GRADIENT``) against the reverse
     pass through its Hermite recurrence: first derivatives in the parameters and the
     points, and second derivatives in the parameters (the Laplace Hessian's)."""
-    from pigp import derivatives
+    from pigp.kernels import derivatives
 
     X, terms = _heat_points(rng)
     results = []

@@ -8,11 +8,11 @@ import scipy.stats
 import tensorflow as tf
 
 import pigp
-from pigp import covariance, training
 from pigp.experiments import heat_design, heat_solution, relative_l2
-from pigp.fitting import FitPlan
+from pigp.fitting import FitPlan, training
 from pigp.fitting.noise import restart_if_noisy
 from pigp.fitting.state import Snapshot
+from pigp.kernels import covariance
 
 
 def heat_data(n_f=30, seed=0):
@@ -564,7 +564,7 @@ def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(mo
     """The exact-data trial's refit of a noisy set ends once it stops closing the gap
     to ``plan.exact_evidence`` (``plan.exact_refit_rate``); run to convergence instead
     (``exact_refit_rate=None``) it reaches the same decision, in more iterations."""
-    lengths, minimize = [], pigp.training.minimize_lbfgs
+    lengths, minimize = [], pigp.fitting.training.minimize_lbfgs
 
     def counted(*args, **kwargs):
         history = minimize(*args, **kwargs)
@@ -572,7 +572,7 @@ def test_a_refit_that_stops_closing_the_gap_ends_early_with_the_same_decision(mo
             lengths.append(len(history.losses))
         return history
 
-    monkeypatch.setattr(pigp.training, "minimize_lbfgs", counted)
+    monkeypatch.setattr(pigp.fitting.training, "minimize_lbfgs", counted)
     runs = {}
     for rate in (None, FitPlan().exact_refit_rate):
         lengths.clear()
@@ -596,7 +596,7 @@ def test_lbfgs_stop_ends_the_run_at_the_best_values():
     Xs, y = model.data.tensors(model.dtype)
     for v in objective.variables:  # away from the optimum, so that L-BFGS-B has work
         v.assign(v + 0.5)
-    history = pigp.training.minimize_lbfgs(
+    history = pigp.fitting.training.minimize_lbfgs(
         objective, Xs, y, 100, stop=lambda losses: len(losses) >= 3
     )
     assert len(history.losses) == 3
@@ -630,7 +630,7 @@ def test_laplace_gives_stds_where_the_hessian_is_partly_not_finite(monkeypatch):
     the truth."""
     from scipy.stats import qmc
 
-    from pigp import uncertainty
+    from pigp.inference import laplace as uncertainty
 
     design = qmc.LatinHypercube(d=2, seed=0)
     X_u, X_f = design.random(20), design.random(20)
@@ -762,8 +762,8 @@ def test_difference_hessian_matches_the_nested_tapes(rng):
     objective = model.objective()
     Xs, y = model.data.tensors(model.dtype)
     before = [v.numpy().copy() for v in objective.variables]
-    tapes = pigp.uncertainty.hessian(objective, Xs, y)
-    differences = pigp.uncertainty.difference_hessian(objective, Xs, y)
+    tapes = pigp.inference.laplace.hessian(objective, Xs, y)
+    differences = pigp.inference.laplace.difference_hessian(objective, Xs, y)
     np.testing.assert_allclose(differences, tapes, atol=1e-5 * np.abs(tapes).max())
     for v, b in zip(objective.variables, before):
         np.testing.assert_array_equal(v.numpy(), b)

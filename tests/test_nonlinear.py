@@ -13,7 +13,6 @@ import tensorflow as tf
 from conftest import se_expr, sympy_block
 
 import pigp
-from pigp.covariance import block
 from pigp.experiments.nonlinear import (
     burgers_design,
     burgers_equation,
@@ -21,8 +20,9 @@ from pigp.experiments.nonlinear import (
     elliptic_design,
     elliptic_solution,
 )
-from pigp.nonlinear import Linearisation
+from pigp.kernels.covariance import block
 from pigp.operators import D, Identity, heat, laplacian, nonlinear
+from pigp.operators.linearisation import Linearisation
 
 PI = np.pi
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import pigp
-from pigp.covariance import block
+from pigp.kernels.covariance import block
 from pigp.operators import D, Identity, apply, heat, laplacian
 
 

@@ -101,7 +101,7 @@ def test_sums_of_parameters_and_numbers_distribute_over_operators():
     """``(lam + mu) * D("x", 2)``, ``(lam - 1) * D("x")``, ``2 * (lam + mu)`` and a
     product of sums: each operator's block equals the one of its terms written out by
     hand, for the parameters' values."""
-    from pigp.covariance import block
+    from pigp.kernels.covariance import block
 
     lam, mu = pigp.Parameter(1.5, name="lam"), pigp.Parameter(0.25, name="mu")
     X = np.random.default_rng(0).uniform(size=(6, 1))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pigp
-from pigp.covariance import block
+from pigp.kernels.covariance import block
 from pigp.operators import D, Identity
 
 SETTINGS = settings(

@@ -259,13 +259,15 @@ def test_the_draws_depend_on_the_seed_not_on_the_threads(monkeypatch):
     model.fit(X, y, steps=100)
     settings = dict(num_results=60, num_burnin=60, num_chains=4, seed=5)
     copies = []
-    original = pigp.sampler.copies
+    original = pigp.inference.sampler.copies
     monkeypatch.setattr(
-        pigp.sampler, "copies", lambda model, n: copies.extend(original(model, n)) or copies
+        pigp.inference.sampler,
+        "copies",
+        lambda model, n: copies.extend(original(model, n)) or copies,
     )
     threaded = model.sample(**settings)
     assert len(copies) == min(1, (os.cpu_count() or 1) - 1)
-    monkeypatch.setattr(pigp.sampler, "copies", lambda model, n: [])
+    monkeypatch.setattr(pigp.inference.sampler, "copies", lambda model, n: [])
     alone = model.sample(**settings)
     np.testing.assert_array_equal(threaded["kernel.variance"], alone["kernel.variance"])
     # Per draw: divergences and leapfrog steps, (chains, results).
@@ -277,7 +279,7 @@ def test_the_draws_depend_on_the_seed_not_on_the_threads(monkeypatch):
 def test_draws_that_round_to_the_lower_bound_are_kept_above_it():
     # lower + exp(w) rounds to lower for w below about -745 (lower = 0) or for a
     # small exp(w) next to lower; the draw must still be a value the parameter takes.
-    from pigp.sampling import _representable
+    from pigp.inference.nuts import _representable
 
     bounded, positive = pigp.Parameter(1.0, lower=0.5), pigp.Parameter(1.0, positive=True)
     draws = _representable(np.array([0.5, 0.7]), bounded)
@@ -292,7 +294,7 @@ def test_draws_that_round_to_the_lower_bound_are_kept_above_it():
 
 
 def test_draws_that_are_not_finite_or_mostly_divergent_do_not_pass_silently():
-    from pigp.sampling import _check_draws
+    from pigp.inference.nuts import _check_draws
 
     good = {"a": np.ones((2, 5))}
     with warnings.catch_warnings():
@@ -330,7 +332,7 @@ def test_the_samplers_map_to_the_variable_is_exact_and_smooth_far_below_zero(low
 
 def test_the_default_prior_of_a_bounded_parameter_is_normal_in_log_value_above_the_bound():
     parameter = pigp.Parameter(3.0, lower=1.0)
-    prior = pigp.sampling.default_prior(parameter)
+    prior = pigp.inference.nuts.default_prior(parameter)
     values = np.array([1.5, 2.0, 7.0])
     expected = scipy.stats.lognorm(s=2.0, scale=2.0).logpdf(values - 1.0)
     np.testing.assert_allclose(prior.log_prob(values).numpy(), expected, rtol=1e-12)
@@ -423,7 +425,7 @@ def test_a_coefficient_without_prior_is_sampled_under_a_normal_in_its_value():
     model, data, c = coefficient_model()
     model.fit(*data, steps=300)
     fitted = float(c.numpy())
-    prior = pigp.sampling.default_prior(c, coefficient=True)
+    prior = pigp.inference.nuts.default_prior(c, coefficient=True)
     scale = max(fitted, 1.0)
     values = np.array([0.01, fitted, 2.0])
     np.testing.assert_allclose(

@@ -176,7 +176,7 @@ def test_models_share_programs_exactly_when_their_structures_are_equal(monkeypat
 def _reference_prediction(model, X):
     """The posterior mean from uncompiled blocks (numpy solve), for a shared program's
     numbers to be checked against."""
-    from pigp.covariance import block
+    from pigp.kernels.covariance import block
 
     Xs, y = model.data.tensors(model.dtype)
     K = model.objective().covariance(Xs).numpy()

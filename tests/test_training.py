@@ -6,8 +6,8 @@ import scipy.optimize
 import tensorflow as tf
 
 import pigp
-from pigp import training
-from pigp.training import Adam
+from pigp.fitting import training
+from pigp.fitting.training import Adam
 
 
 def numpy_adam(x, gradient, steps, rate, beta1=0.9, beta2=0.999, eps=1e-8):
@@ -174,14 +174,14 @@ def test_adam_hands_over_where_two_lbfgs_probes_agree():
     the nats rule lets go, then L-BFGS-B) reaches, in fewer Adam steps."""
     objective, (Xs, y) = _everyday_objective()
     start = [v.numpy() for v in objective.variables]
-    full = pigp.training.minimize_adam(
+    full = pigp.fitting.training.minimize_adam(
         objective, Xs, y, 2000, Adam(0.02), stall=0.05, stall_nats=1.0
     )
-    pigp.training.minimize_lbfgs(objective, Xs, y, 1000)
+    pigp.fitting.training.minimize_lbfgs(objective, Xs, y, 1000)
     reference = float(objective.loss(Xs, y.numpy()))
     for v, value in zip(objective.variables, start):
         v.assign(value)
-    probed = pigp.training.minimize_adam(
+    probed = pigp.fitting.training.minimize_adam(
         objective, Xs, y, 2000, Adam(0.02), stall=0.05, stall_nats=1.0, probe=0.01
     )
     assert full.probes == [] and len(probed.probes) == 2
@@ -206,7 +206,7 @@ def test_adam_stops_at_the_first_multiple_of_250_steps_that_gained_too_little(na
     objective = model.objective()
     Xs, y = model.data.tensors(model.dtype)
     stall = 0.1
-    history = pigp.training.minimize_adam(
+    history = pigp.fitting.training.minimize_adam(
         objective, Xs, y, 5000, Adam(0.02), stall=stall, stall_nats=nats
     )
     losses = np.asarray(history.losses)
@@ -266,12 +266,12 @@ def test_the_fused_program_gives_the_reference_loss_and_gradient(case):
     assert objective.fuses(int(y.shape[0])) and bool(objective.priors) == (case == "prior")
     # Set from a vector: the current values moved, the reference taken there.
     x = np.concatenate([v.numpy().reshape(-1) for v in objective.variables]) + 0.1
-    program = pigp.training._tf_program(objective, Adam(), fused=True)
+    program = pigp.fitting.training._tf_program(objective, Adam(), fused=True)
     _, _, _, loss, gradient = program(
         Xs,
         y,
         tf.constant(0),
-        pigp.training._flat_state(Adam().init(objective.variables)),
+        pigp.fitting.training._flat_state(Adam().init(objective.variables)),
         objective.unconstrained,
         tf.constant(x),
         tf.constant(True),
@@ -291,10 +291,10 @@ def test_fused_and_separate_programs_take_the_same_adam_steps(monkeypatch):
     start = [v.numpy() for v in objective.variables]
     runs = {}
     for fused_up_to in (0, 10_000):
-        monkeypatch.setattr(pigp.objective, "FUSED_UP_TO", fused_up_to)
+        monkeypatch.setattr(pigp.engines.dense.objective, "FUSED_UP_TO", fused_up_to)
         for v, value in zip(objective.variables, start):
             v.assign(value)
-        history = pigp.training.minimize_adam(objective, Xs, y, 300, Adam(0.02))
+        history = pigp.fitting.training.minimize_adam(objective, Xs, y, 300, Adam(0.02))
         runs[fused_up_to] = (np.array(history.losses), [v.numpy() for v in objective.variables])
     (separate, separate_end), (fused, fused_end) = runs[0], runs[10_000]
     assert len(fused) == len(separate) == 300

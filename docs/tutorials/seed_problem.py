@@ -69,7 +69,7 @@ X_u, X_f = (
 amplitude, (w_x, w_t) = softplus(0.5), softplus(np.array([-1.0, -3.0]))
 kernel = pigp.kernels.SquaredExponential.from_weights(amplitude, [w_x, w_t])
 heat = pigp.operators.heat(1.0)
-K_ff = pigp.covariance.block(
+K_ff = pigp.kernels.covariance.block(
     kernel,
     tf.constant(X_f),
     tf.constant(X_f),

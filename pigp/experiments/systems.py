@@ -119,7 +119,7 @@ def stokes_operators(viscosity, formulation: str = "stream") -> dict:
         ``{"u", "v", "p", "momentum_x", "momentum_y", "continuity"}``: Operators with
         dims ``("x", "y")``.
     """
-    from ..operators import D, field
+    from ..operators.linear import D, field
 
     if formulation == "stream":
         psi = field("psi")
@@ -297,7 +297,7 @@ def reaction_diffusion_operators(diffusivity=DIFFUSIVITY) -> dict:
     """``{"u", "v", "equation_u", "equation_v"}`` with dims ``("x", "t")``, the
     equations written ``u_t - D u_xx + u - v / 2 = 0`` and ``v_t - D v_xx - u / 2 + v
     = 0``."""
-    from ..operators import D, field
+    from ..operators.linear import D, field
 
     u, v = field("u"), field("v")
     heat = D("t") - diffusivity * D("x", 2)

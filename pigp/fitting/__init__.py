@@ -16,10 +16,10 @@ the rest read it):
 - ``gauss_newton``: ``fit_nonlinear`` for nonlinear equations.
 
 A new stage is one module here and one field of ``FitPlan``. This package never
-imports ``pigp.models``: the model is passed in and used through its public methods.
+imports ``pigp.engines.dense.model``: the model is passed in and used through its public methods.
 """
 
-from ..kernels import SpectralMixture, SquaredExponential
+from ..kernels.library import SpectralMixture, SquaredExponential
 from .gauss_newton import fit_nonlinear
 from .kernel_choice import choose_kernel
 from .plan import FitPlan, Solver, Training, default_plan, defaults

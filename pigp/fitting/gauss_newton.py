@@ -2,7 +2,7 @@
 
 An equation ``F(L_1 u, ..., L_m u) = f`` (``pigp.operators.nonlinear``) is solved as
 Chen, Hosseini, Owhadi and Stuart (J. Comput. Phys. 447, 110668, 2021) solve it:
-linearise ``F`` at the current feature values (``pigp.nonlinear.Linearisation``),
+linearise ``F`` at the current feature values (``pigp.operators.linearisation.Linearisation``),
 condition the GP on that linear equation and the other data sets, read the next
 feature values from the posterior mean, and repeat (``solve``). The parameters are
 learned on the linearised model between steps (``Solver.learn``), by ``fit_linear``.
@@ -24,8 +24,8 @@ import numpy as np
 from .._tensorflow import tf
 from .._warnings import warn
 from ..data import Data, pin_exact
-from ..nonlinear import Linearisation, check_equation
-from ..objective import gaussian_nll
+from ..linalg import gaussian_nll
+from ..operators.linearisation import Linearisation, check_equation
 from .noise import lower_start, noise_fraction
 from .plan import FitPlan, Solver, Training
 from .report import FitReport, NoiseRestart, Step
@@ -65,7 +65,8 @@ def _coarse(data: Data, f, points: int):
 def _loss(model) -> float:
     """The criterion the parameters are learned by, after an iteration: the negative
     log marginal likelihood from the model's posterior snapshot, or, where sets are
-    conditioned on, ``-log p(y_N | y_C)`` (``pigp.objective``; one more factorisation)."""
+    conditioned on, ``-log p(y_N | y_C)`` (``pigp.engines.dense.objective``; one more
+    factorisation)."""
     if any(model.objective().conditions):
         return -model.log_marginal_likelihood()
     posterior = model.posterior()

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from ..covariance import check_smoothness
+from ..kernels.covariance import check_smoothness
 from ..structure import data_parameters
 from .plan import FitPlan, Training
 from .report import FitReport

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import training
 from .._warnings import warn
 from ..data import pin_exact
+from . import training
 from .plan import FitPlan
 from .report import FitReport, NoiseChoice, NoiseRestart
 from .state import Snapshot, restored_on_interrupt

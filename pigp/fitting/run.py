@@ -10,15 +10,14 @@ the data the model is left with.
 The model is passed in and used through its public face (``data``, ``objective()``,
 ``posterior()``, ``log_marginal_likelihood()``, ``trainable_parameters()``,
 ``trainable_coefficients()``, ``y_scale``, ``dtype``): this package never imports
-``pigp.models``.
+``pigp.engines.dense.model``.
 """
 
 from __future__ import annotations
 
-from .. import training
 from .._warnings import warn
 from ..data import unpin
-from . import noise
+from . import noise, training
 from .plan import FitPlan, Training
 from .report import FitReport
 from .state import Snapshot

@@ -1,10 +1,10 @@
 """The physics-informed GP: a GP prior on u, conditioned on data of u and of L u.
 
 ``PIGP`` holds the prior and the posterior: the data sets (``pigp.data``), the joint
-covariance (``pigp.covariance``), the objective (``pigp.objective``), the posterior
-snapshot (``pigp.posterior``) and prediction. Fitting is done outside it, by
+covariance (``pigp.kernels.covariance``), the objective (``objective``), the posterior
+snapshot (``posterior``) and prediction. Fitting is done outside it, by
 ``pigp.fitting`` (a ``FitPlan`` in, a ``FitReport`` out, which the model adopts);
-Laplace and NUTS are ``pigp.base.Model``'s, shared with ``pigp.SparsePIGP``.
+Laplace and NUTS are ``pigp.engines.model.Model``'s, shared with ``pigp.SparsePIGP``.
 Notation: docs/notation.md.
 """
 
@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as check
-from . import memory, sampler
-from ._tensorflow import tf
-from ._warnings import warn
-from .base import Model, representable
-from .covariance import block, block_diag
-from .fitting import (
+from ... import _validation as check
+from ... import memory
+from ..._tensorflow import tf
+from ..._warnings import warn
+from ...fitting import (
     AUTO_KERNELS,
     FitPlan,
     NoiseChoice,
@@ -28,15 +26,16 @@ from .fitting import (
     fit_linear,
     fit_nonlinear,
 )
-from .fitting import (
-    default_plan as current_default,
-)
-from .nonlinear import Linearisation
+from ...fitting import default_plan as current_default
+from ...inference import sampler
+from ...kernels.covariance import block, block_diag
+from ...operators.linear import Nonlinear
+from ...operators.linearisation import Linearisation
+from ...parameters import substituted
+from ...structure import program
+from ..model import Model, representable
 from .objective import Objective
-from .operators import Nonlinear
-from .parameters import substituted
 from .posterior import CHUNK, Posterior
-from .structure import program
 
 __all__ = ["PIGP", "NoiseChoice", "NoiseRestart", "AUTO_KERNELS"]
 
@@ -103,7 +102,7 @@ def default_plan() -> FitPlan:
     if not changes:
         return plan
     warn(
-        f"pigp.models: {sorted(changes)} set through the module's constants; pass "
+        f"pigp.engines.dense.model: {sorted(changes)} set through the module's constants; pass "
         "fit(..., plan=pigp.fitting.FitPlan(...)) instead, or pigp.fitting.defaults(plan) "
         "around code that fits (the constants go in the next release)",
         DeprecationWarning,

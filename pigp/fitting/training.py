@@ -1,4 +1,4 @@
-"""Training: minimise an ``pigp.objective.Objective`` over its variables.
+"""Training: minimise an ``pigp.engines.dense.objective.Objective`` over its variables.
 
 - ``Adam`` is a small optimiser object: ``state = adam.init(variables)``,
   then ``taken, state = adam.update(loss, grads, variables, state)`` per step. The
@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._tensorflow import tf
+from .._tensorflow import tf
 
 __all__ = [
     "Adam",
@@ -357,7 +357,7 @@ def minimize_adam(
     """Run ``steps`` Adam steps on ``objective`` from the variables' current values.
 
     Args:
-        objective: a ``pigp.objective.Objective``.
+        objective: a ``pigp.engines.dense.objective.Objective``.
         Xs: the inputs of each data set.
         y: the standardised targets, all data sets stacked.
         steps: the number of steps.

@@ -17,18 +17,20 @@ import math
 
 import numpy as np
 
-from . import _validation as check
-from . import io, sampler, training
-from ._tensorflow import tf
-from ._warnings import warn
-from .covariance import block, check_smoothness
-from .data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
-from .fitting.plan import FitPlan
-from .fitting.report import FitReport
-from .kernels import Fields, Kernel, field_names
-from .operators import Identity, Nonlinear, Operator, field
-from .structure import data_parameters
-from .uncertainty import laplace, laplace_intervals
+from .. import _validation as check
+from .. import io
+from .._tensorflow import tf
+from .._warnings import warn
+from ..data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
+from ..fitting import training
+from ..fitting.plan import FitPlan
+from ..fitting.report import FitReport
+from ..inference import sampler
+from ..inference.laplace import laplace, laplace_intervals
+from ..kernels.covariance import block, check_smoothness
+from ..kernels.library import Fields, Kernel, field_names
+from ..operators.linear import Identity, Nonlinear, Operator, field
+from ..structure import data_parameters
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
 
@@ -232,7 +234,7 @@ class Model(tf.Module):
         The Hessian ``H`` of the loss in the unconstrained variables at the current
         (fitted) values gives their covariance ``H^-1``; the delta method maps it to
         the constrained values (``std = |d value / d v| sqrt(diag H^-1)``). See
-        ``pigp.uncertainty.laplace``.
+        ``pigp.inference.laplace.laplace``.
 
         Returns:
             dict: ``{name: std}`` for every trainable parameter, floats or arrays;
@@ -269,7 +271,7 @@ class Model(tf.Module):
         ``parameter_uncertainty``), each end mapped through the parameter's
         transform. A positive parameter's interval (a diffusivity, a lengthscale)
         stays above its lower bound, where ``value +- 1.96 std`` can reach below 0
-        once the std is a sizeable part of the value. See ``pigp.uncertainty.
+        once the std is a sizeable part of the value. See ``pigp.inference.laplace.
         laplace_intervals``; ``sample`` gives the intervals of the posterior itself.
 
         Args:
@@ -315,7 +317,7 @@ class Model(tf.Module):
         the first fifth of the burn-in. The chains run in pairs, the pairs at
         the same time in threads (one per CPU core, each on a copy of the
         model); the draws depend on ``seed`` only. A parameter without a prior
-        gets ``pigp.sampling.default_prior`` (for a coefficient of the PDE a
+        gets ``pigp.inference.nuts.default_prior`` (for a coefficient of the PDE a
         normal centred on its fitted value with standard deviation ``max(|value|,
         1)``, cut at a positive one's bound; for a kernel's or a noise's a weak
         log-normal centred on its fitted value; a warning names them): give priors

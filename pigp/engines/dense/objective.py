@@ -1,7 +1,7 @@
 """The training objective: the negative log marginal likelihood and its gradient.
 
 ``loss = 0.5 y' K^-1 y + sum(log diag(chol)) + 0.5 N log(2 pi)``, with ``K`` the
-joint covariance of the data sets (``pigp.covariance.joint``) and ``chol``
+joint covariance of the data sets (``pigp.kernels.covariance.joint``) and ``chol``
 its lower Cholesky factor. Its gradient in any parameter theta is
 ``0.5 tr((K^-1 - alpha alpha') dK/dtheta)`` with ``alpha = K^-1 y``: one
 vector-Jacobian product of the (compiled) Gram assembly with the cotangent
@@ -11,7 +11,7 @@ and nothing differentiates through a factorisation:
 - ``"tensorflow"``: TensorFlow's Cholesky; small problems and accelerators;
   also the only one that runs inside a compiled loop of many steps;
 - ``"lapack"``: LAPACK's potrf/potrs/potri through SciPy; CPU from
-  ``pigp.covariance.LARGE_FROM`` = 500 values (where ``K`` is also assembled
+  ``pigp.kernels.covariance.LARGE_FROM`` = 500 values (where ``K`` is also assembled
   block by block).
 """
 
@@ -23,19 +23,13 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ._tensorflow import tf
-from .covariance import from_blocks, joint, joint_blocks, large, whole_gradient
-from .linalg import small_cholesky
-from .parameters import substituted
-from .structure import Structure, Variables, program
+from ..._tensorflow import tf
+from ...kernels.covariance import from_blocks, joint, joint_blocks, large, whole_gradient
+from ...linalg import gaussian_nll, small_cholesky
+from ...parameters import substituted
+from ...structure import Structure, Variables, program
 
 __all__ = ["Objective", "gaussian_nll"]
-
-
-def gaussian_nll(y_dot_alpha, log_diag_chol, n):
-    """``-log N(y | 0, K)`` from ``y' K^-1 y``, ``sum(log diag(chol K))`` and ``len(y)``
-    (NumPy numbers or tensors alike)."""
-    return 0.5 * y_dot_alpha + log_diag_chol + 0.5 * n * math.log(2.0 * math.pi)
 
 
 #: Training programs on at most this many values are one XLA program each, the
@@ -121,7 +115,7 @@ class Objective:
         if any(self.conditions):
             self.key = (*self.key, ("condition", self.conditions))
         #: Per set, the linearisation whose right-hand side moves with a trained
-        #: coefficient (``pigp.nonlinear.Linearisation.target_shift``), else None.
+        #: coefficient (``pigp.operators.linearisation.Linearisation.target_shift``), else None.
         self.moving = tuple(_moving(s) for s in self.sets)
         self.moves = any(m is not None for m in self.moving)
         if self.moves:
@@ -203,7 +197,7 @@ class Objective:
     def _shift(self, Xs) -> tf.Tensor:
         """How far the targets move from those given at the parameters' current (or
         substituted) values: a linearised equation's right-hand side where it depends
-        on a trained coefficient, zero elsewhere (``pigp.nonlinear``)."""
+        on a trained coefficient, zero elsewhere (``pigp.operators.linearisation``)."""
         return tf.concat(
             [
                 tf.zeros(tf.shape(X)[:1], self.dtype) if m is None else m.target_shift(self.dtype)
@@ -338,7 +332,7 @@ class Objective:
 
     # ----- compiled paths -----------------------------------------------------------------
     def backend(self, n: int) -> str:
-        """``"lapack"`` for ``n >= pigp.covariance.LARGE_FROM`` values on a machine
+        """``"lapack"`` for ``n >= pigp.kernels.covariance.LARGE_FROM`` values on a machine
         without a GPU, else ``"tensorflow"``."""
         return "lapack" if large(n) and not has_gpu() else "tensorflow"
 
@@ -404,7 +398,7 @@ class Objective:
         """``dloss/dvalues`` from ``K^-1`` (its upper triangle is used) and ``alpha``.
 
         ``dloss = tr(W dK)`` with ``W = (K^-1 - alpha alpha') / 2``, on the whole matrix
-        or block by block (``pigp.covariance.whole_gradient`` decides). Block by block,
+        or block by block (``pigp.kernels.covariance.whole_gradient`` decides). Block by block,
         block ``(i, j)``, ``i < j``, of the upper triangle stands for itself and its
         mirror (cotangent ``2 W_ij``), and only the diagonal blocks are symmetrised, so
         no N x N matrix is formed twice.
@@ -419,7 +413,7 @@ class Objective:
 
     def _taped_blocks(self, Xs, values) -> tuple:
         """``(tape, blocks, sizes)``: ``K`` at ``values`` as one block or as the blocks of
-        its upper triangle (``pigp.covariance.whole_gradient`` decides), recorded on
+        its upper triangle (``pigp.kernels.covariance.whole_gradient`` decides), recorded on
         ``tape``, and the sizes of the block rows."""
         sizes = [int(X.shape[0]) for X in Xs]
         with tf.GradientTape(watch_accessed_variables=False) as tape:

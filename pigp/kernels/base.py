@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ._tensorflow import tf
-from .parameters import Parameter
+from .._tensorflow import tf
+from ..parameters import Parameter
 
 __all__ = [
     "Kernel",
@@ -57,7 +57,7 @@ class Kernel(tf.Module):
         one tensor without parameters (e.g. ``gaussian``, ``cosine``). Its operator
         blocks then take derivatives of the profiles only, ``d^k phi(a r) =
         a^k phi^(k)(a r)``, combined by Leibniz's rule, which makes their graphs
-        several times smaller (``pigp.derivatives.separable_partials``). The
+        several times smaller (``pigp.kernels.derivatives.separable_partials``). The
         default, None, differentiates ``stationary_pair`` or ``pair`` itself.
         """
         return None
@@ -70,7 +70,7 @@ class Kernel(tf.Module):
         ...], phi)``, scalar tensors of ``dtype`` and a function of one tensor. Its
         operator blocks then differentiate ``phi`` in its one argument only and
         combine those derivatives by the chain rule for ``s = sum_c z_c^2``
-        (``pigp.derivatives.radial_partials``), where nested tapes through the whole
+        (``pigp.kernels.derivatives.radial_partials``), where nested tapes through the whole
         kernel would build a graph that grows with every column and order. The
         default, None, leaves that to ``separable`` or the tapes.
         """

@@ -24,8 +24,8 @@ from collections import Counter
 
 import numpy as np
 
-from ._tensorflow import tf
-from .parameters import Coefficient, CoefficientSum, Parameter
+from .._tensorflow import tf
+from ..parameters import Coefficient, CoefficientSum, Parameter
 
 __all__ = [
     "Operator",
@@ -352,7 +352,7 @@ def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.nd
             TensorFlow ops (e.g. ``lambda X: tf.exp(-X[:, 1]) * tf.sin(np.pi * X[:, 0])``).
         X: array of shape (n, d).
     """
-    from .derivatives import partials
+    from ..kernels.derivatives import partials
 
     X = tf.convert_to_tensor(X, dtype)
     fields = operator.fields or None
@@ -400,8 +400,8 @@ class Nonlinear:
     linear features ``L_a u`` (``u``, ``u_x``, ``u_xx``, ``laplacian``...).
 
     Build it with ``nonlinear``. ``PIGP.fit`` solves and learns with it by Gauss-Newton
-    (``pigp.nonlinear``): each iteration conditions the GP on the equation linearised at
-    the current solution, ``sum_a dF/dv_a(v_k(x)) L_a u(x) = f(x) - F(v_k(x)) + sum_a
+    (``pigp.operators.linearisation``): each iteration conditions the GP on the equation
+    linearised at the current solution, ``sum_a dF/dv_a(v_k(x)) L_a u(x) = f(x) - F(v_k(x)) + sum_a
     dF/dv_a(v_k(x)) v_a,k(x)``, a linear operator whose coefficients vary from point to
     point. The partial derivatives ``dF/dv_a`` are taken by a tape, never written.
 

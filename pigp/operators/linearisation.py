@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._tensorflow import tf
-from .operators import Nonlinear, Operator, UndeclaredName
-from .parameters import Coefficient
+from .._tensorflow import tf
+from ..parameters import Coefficient
+from .linear import Nonlinear, Operator, UndeclaredName
 
 __all__ = ["Linearisation", "Linearised", "check_equation"]
 

@@ -1,8 +1,8 @@
 """The sparse variational physics-informed GP: inducing points, minibatches, tf.distribute.
 
 ``SparsePIGP`` shares the prior, the data sets and the parameters with the
-exact ``PIGP`` (``pigp.base.Model``) and replaces the N x N covariance by M
-inducing values of u (``pigp.variational``): memory O(N M) for the collapsed
+exact ``PIGP`` (``pigp.engines.model.Model``) and replaces the N x N covariance by M
+inducing values of u (``pigp.engines.variational.inducing``): memory O(N M) for the collapsed
 bound, O(B M) per minibatch step for the stochastic one, whatever N is.
 
 Minibatches come from a ``tf.data`` pipeline that draws from every data set in
@@ -19,20 +19,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as check
-from . import training
-from ._tensorflow import tf
-from ._warnings import warn
-from .base import Model, check_training, representable
+from ... import _validation as check
+from ..._tensorflow import tf
+from ..._warnings import warn
+from ...fitting import FitPlan, FitReport, Training, training
+from ...fitting.run import train
+from ...kernels.covariance import block
+from ...kernels.library import Kernel
+from ...operators.linear import Identity, Operator
+from ...structure import Structure, program
+from ..dense.posterior import CHUNK
+from ..model import Model, check_training, representable
 from .collapsed import CollapsedObjective, chunk_statistics_program, inducing_blocks_program
-from .covariance import block
-from .fitting import FitPlan, FitReport, Training
-from .fitting.run import train
-from .kernels import Kernel
-from .operators import Identity, Operator
-from .posterior import CHUNK
-from .structure import Structure, program
-from .variational import (
+from .inducing import (
     expected_log_likelihood,
     inducing_points,
     kl_divergence,
@@ -52,7 +51,7 @@ class SparsePIGP(Model):
     """A physics-informed GP with M inducing values of u, for data of any size.
 
     The inducing variables are u at points ``Z``, whitened, with the variational
-    posterior ``q(v) = N(m, S)`` (``pigp.variational``). Every data set (u, f,
+    posterior ``q(v) = N(m, S)`` (``pigp.engines.variational.inducing``). Every data set (u, f,
     boundary, Neumann: any ``Observations``) enters the bound through its own
     operator's cross block with ``u(Z)`` and its own noise. ``fit`` maximises
     either Titsias's collapsed bound (all data at once, O(N M^2) per step, the
@@ -69,7 +68,7 @@ class SparsePIGP(Model):
             k-means on the training inputs at the first fit.
         train_inducing: also learn the inducing points.
         **settings: the arguments every model takes, as for ``pigp.PIGP`` (one
-            constructor, ``pigp.base.Model``): ``noise_u`` and ``noise_f`` (initial
+            constructor, ``pigp.engines.model.Model``): ``noise_u`` and ``noise_f`` (initial
             noise variances, standardised units; None: 1e-3, learned; exact data,
             0, are refused at ``fit``: the variational likelihood needs a positive
             noise), ``dims``, ``dtype``, ``jitter`` (relative diagonal jitter of
@@ -297,7 +296,7 @@ class SparsePIGP(Model):
         return Identity.resolve(self.data.input_dim)
 
     def collapsed_objective(self, inducing: bool = True, priors: bool = True):
-        """The collapsed loss (``pigp.collapsed.CollapsedObjective``) over the trainable
+        """The collapsed loss (``collapsed.CollapsedObjective``) over the trainable
         parameters, and Z where it is trained and ``inducing``; pass it
         ``model.data.tensors(model.dtype)``."""
         self._require_data()

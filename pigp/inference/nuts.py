@@ -26,9 +26,9 @@ import time
 import numpy as np
 import scipy.linalg
 
-from . import structure
-from ._tensorflow import probability, tf
-from ._warnings import warn
+from .. import structure
+from .._tensorflow import probability, tf
+from .._warnings import warn
 
 tfp = probability()
 
@@ -252,7 +252,7 @@ def nuts(
 
     Args:
         likelihoods: ``[(objective, parameters)]``, one or more copies of the
-            model's likelihood (``pigp.objective.Objective`` without priors) with
+            model's likelihood (``pigp.engines.dense.objective.Objective`` without priors) with
             its ``[(name, Parameter)]`` in the objective's order; each copy has
             its own variables, so that one thread uses each.
         Xs: the inputs of each data set.

@@ -6,7 +6,7 @@ of a Gram matrix has its own copy of its two points), the gradient of the sum
 *is* the entry-wise derivative. Nesting tapes gives higher orders.
 
 ``kernel_partials`` takes a kernel's partial derivatives at pair tensors for the
-operator blocks (``pigp.covariance``): by closed forms where the kernel has them
+operator blocks (``pigp.kernels.covariance``): by closed forms where the kernel has them
 (``separable_partials`` for sums of products of one-column profiles,
 ``radial_partials`` for a profile of the scaled squared distance), by Leibniz's rule
 for ``Decaying``, by Faa di Bruno's formula for ``Warped``, and by nested tapes
@@ -19,9 +19,9 @@ import functools
 import itertools
 import math
 
-from ._tensorflow import tf
-from .kernel_base import cosine, gaussian, hermite
-from .kernels import Decaying, Warped
+from .._tensorflow import tf
+from .base import cosine, gaussian, hermite
+from .library import Decaying, Warped
 
 __all__ = [
     "partials",
@@ -345,7 +345,7 @@ def _base_index(base, inner: tuple, d: int) -> tuple:
 
 
 #: Whether ``separable_partials`` takes a profile's derivatives from its closed forms
-#: (``profile.derivatives``, as ``pigp.kernel_base.gaussian`` has) where it has them.
+#: (``profile.derivatives``, as ``pigp.kernels.base.gaussian`` has) where it has them.
 CLOSED_FORMS = True
 
 

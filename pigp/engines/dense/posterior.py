@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .linalg import jittered_cholesky
+from ...linalg import jittered_cholesky
 
 __all__ = ["Posterior", "CHUNK"]
 

@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from ._tensorflow import tf
-from .covariance import block, block_diag
+from ..._tensorflow import tf
+from ...kernels.covariance import block, block_diag
 
 __all__ = [
     "inducing_points",

@@ -14,9 +14,9 @@ import functools
 import numpy as np
 import scipy.stats
 
-from ._tensorflow import tf
-from ._warnings import warn
-from .kernels import Fields
+from .._tensorflow import tf
+from .._warnings import warn
+from ..kernels.library import Fields
 
 __all__ = ["laplace", "laplace_intervals"]
 
@@ -24,7 +24,7 @@ __all__ = ["laplace", "laplace_intervals"]
 def hessian(objective, Xs, y) -> np.ndarray:
     """The loss Hessian in the objective's variables, flattened and symmetrised.
 
-    By nested tapes below ``pigp.covariance.LARGE_FROM`` values; from there, where a
+    By nested tapes below ``pigp.kernels.covariance.LARGE_FROM`` values; from there, where a
     step factorises ``K`` with LAPACK, by central differences of the gradient
     (``difference_hessian``): 2 P steps for P entries, where the nested tapes'
     program through the blocks of high-order operators took a minute to compile.
@@ -189,7 +189,7 @@ def laplace(objective, Xs, y, parameters, bounded=None) -> dict:
     """Posterior standard deviations of the parameters by the Laplace approximation.
 
     Args:
-        objective: a ``pigp.objective.Objective``, whose variables are the
+        objective: a ``pigp.engines.dense.objective.Objective``, whose variables are the
             unconstrained variables of ``parameters``, in that order.
         Xs: the inputs of each data set.
         y: the standardised targets, all data sets stacked.

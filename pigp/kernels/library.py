@@ -2,7 +2,7 @@
 
 A kernel evaluates ``k(x1, x2)`` on *pair tensors*: ``x1`` and ``x2`` of shape
 ``(..., d)`` give ``(...)``. Broadcasting over all pairs (the Gram matrix) and
-the operator blocks (``pigp.covariance``) are built on top, so a new kernel
+the operator blocks (``pigp.kernels.covariance``) are built on top, so a new kernel
 only writes the formula for one pair.
 
 Every kernel here is smooth to all orders at coincident points in the sense the
@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from ._tensorflow import tf
-from .kernel_base import Kernel, Product, Stationary, Sum, cosine, gaussian, ranges
-from .parameters import Parameter
+from .._tensorflow import tf
+from ..parameters import Parameter
+from .base import Kernel, Product, Stationary, Sum, cosine, gaussian, ranges
 
 __all__ = [
     "Kernel",
@@ -586,7 +586,7 @@ class Fields(Kernel):
     With fields ``g_f ~ GP(0, k_f)`` and every observed quantity a sum of linear
     operators on them, ``y = sum_f L_f g_f``, the covariance of two quantities is the
     sum over fields of the single-field blocks: ``cov(y_i, y_j) = sum_f L_i,f L'_j,f
-    k_f`` (``pigp.covariance.block``). Operators name the field they act on
+    k_f`` (``pigp.kernels.covariance.block``). Operators name the field they act on
     (``pigp.operators.field``). ``PIGP({"psi": k1, "p": k2}, ...)`` builds this.
 
     Args:
@@ -637,7 +637,7 @@ class Fields(Kernel):
     def pair(self, x1, x2):
         raise ValueError(
             "Fields: a prior on several fields has no single k(x1, x2); covariances are "
-            "sums over fields of operator blocks (pigp.covariance.block with terms that "
+            "sums over fields of operator blocks (pigp.kernels.covariance.block with terms that "
             "name their fields), e.g. model.covariance(X, output=...)"
         )
 
@@ -646,9 +646,3 @@ def field_names(kernel) -> tuple | None:
     """The field names of a prior on several fields (``Fields``), None for one field:
     what ``pigp.operators.Operator.resolve`` takes as ``fields``."""
     return kernel.names if isinstance(kernel, Fields) else None
-
-
-# The classes defined in ``pigp.kernel_base`` are saved (``pigp.io``) and documented
-# by the path users import them from.
-for _class in (Kernel, Stationary, Sum, Product):
-    _class.__module__ = __name__

@@ -18,13 +18,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._tensorflow import tf
-from .derivatives import (
-    kernel_partials,
-    radial_partials,
-    separable_partials,
-)
-from .kernels import Fields
+from .._tensorflow import tf
+from .derivatives import kernel_partials, radial_partials, separable_partials
+from .library import Fields
 
 __all__ = [
     "operator_pair",
@@ -188,7 +184,7 @@ def _field_sum(kernel, left, right, single, dtype, shape) -> tf.Tensor:
 #: evaluates the kernel's derivatives on the whole matrix at once: fewer operations
 #: to trace and compile, each derivative on all N^2 pairs rather than on its
 #: blocks'), and a machine without a GPU factorises it with LAPACK rather than
-#: inside TensorFlow's compiled training loop (``pigp.objective``): one setting
+#: inside TensorFlow's compiled training loop (``pigp.engines.dense.objective``): one setting
 #: for both.
 LARGE_FROM = 500
 

@@ -2,7 +2,7 @@
 
 ``CollapsedObjective`` is the loss of ``SparsePIGP``'s collapsed method (and the one
 its Laplace and NUTS read): ``-(Titsias's bound) - log prior`` with the interface of
-``pigp.objective.Objective`` that the minimisers and the sampler use.
+``pigp.engines.dense.objective.Objective`` that the minimisers and the sampler use.
 ``inducing_blocks_program`` compiles ``(Kzz, [Kzx_i], [kxx_i])`` for a structure, and
 ``chunk_statistics_program`` the sufficient statistics of the optimal ``q`` from a
 chunk of one data set.
@@ -10,11 +10,11 @@ chunk of one data set.
 
 from __future__ import annotations
 
-from ._tensorflow import tf
-from .operators import Identity
-from .parameters import substituted
-from .structure import Variables, program
-from .variational import (
+from ..._tensorflow import tf
+from ...operators.linear import Identity
+from ...parameters import substituted
+from ...structure import Variables, program
+from .inducing import (
     collapsed_bound,
     expected_log_likelihood,
     inducing_blocks,
@@ -27,7 +27,7 @@ __all__ = ["CollapsedObjective", "inducing_blocks_program", "chunk_statistics_pr
 
 class CollapsedObjective:
     """``-(Titsias's bound) - log prior``: the loss of ``method="collapsed"``, with the
-    interface ``pigp.training``'s minimisers use (``variables``, ``unconstrained``,
+    interface ``pigp.fitting.training``'s minimisers use (``variables``, ``unconstrained``,
     ``loss``, ``loss_and_gradient``, ``tf_loss_and_gradient``, ``backend``,
     ``program``). Its programs are pure functions of the points, the targets and
     ``unconstrained`` (the covariance parameters' variables, then any other trained
@@ -68,7 +68,7 @@ class CollapsedObjective:
         return loss
 
     def nll(self, Xs, y, unconstrained) -> tf.Tensor:
-        """The loss (``negative_bound``): the name ``pigp.uncertainty`` reads."""
+        """The loss (``negative_bound``): the name ``pigp.inference.laplace`` reads."""
         return self.negative_bound(Xs, y, unconstrained)
 
     def tf_loss_and_gradient(self, Xs, y, unconstrained):
@@ -92,7 +92,7 @@ class CollapsedObjective:
 
 def inducing_blocks_program(structure, terms=None, jit: bool = True):
     """The compiled ``(Z, Xs, values) -> (Kzz, [Kzx_i], [kxx_i])``
-    (``pigp.variational.inducing_blocks``) of ``structure``'s kernel and its data sets'
+    (``inducing.inducing_blocks``) of ``structure``'s kernel and its data sets'
     operators (or ``terms``: one operator's terms per entry of ``Xs``; their
     parameters among ``structure.parameters``, or after them in ``values``),
     shared by structure. ``values``: the constrained values of

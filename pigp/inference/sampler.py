@@ -1,6 +1,6 @@
 """The NUTS driver of a fitted model: ``sample`` and the mixture's ``predict``.
 
-``pigp.sampling`` is the sampler itself (NUTS over an objective, ``Samples``); this
+``pigp.inference.nuts`` is the sampler itself (NUTS over an objective, ``Samples``); this
 module drives it for a model: it checks the arguments, gives the data sets whose
 noise ``fit`` decided a floor (``floored``), chooses the default priors, computes the
 whitening Hessian, makes the copies of the model the threads run on, and predicts
@@ -19,13 +19,14 @@ import tempfile
 
 import numpy as np
 
-from . import io, sampling
-from ._tensorflow import tf
-from ._warnings import warn
-from .data import Data
-from .parameters import Parameter
-from .sampling import Samples
-from .uncertainty import hessian
+from .. import io
+from .._tensorflow import tf
+from .._warnings import warn
+from ..data import Data
+from ..parameters import Parameter
+from . import nuts as sampling
+from .laplace import hessian
+from .nuts import Samples
 
 __all__ = ["sample", "predict_mixture", "floored", "noise_floors_needed", "copies"]
 
