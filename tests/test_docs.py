@@ -61,20 +61,20 @@ def test_mkdocs_build_strict_executes_the_tutorials(site):
     kernels = (site / "tutorials" / "choosing_a_kernel" / "index.html").read_text()
     errors = [float(e) for e in re.findall(r"relative L2 of u ([0-9.e+-]+)", kernels)]
     assert len(errors) == 2 and errors[1] < 1e-4 < 1e-3 < errors[0]
-    # The seed's figures on the site are the README's: both come from the same fit.
+    # The seed's figures on the site are the results page's: both come from the same fit.
     seed = (site / "tutorials" / "seed_problem" / "index.html").read_text()
     shown = dict(
         re.findall(r"distance to the diagonal ([0-9.]+)-[0-9.]+: relative L2 ([0-9.]+)", seed)
     )
-    readme = (ROOT / "README.md").read_text()
-    # The README quotes one run and the spread that rounding of the data gives
+    readme = (ROOT / "docs" / "results.md").read_text()
+    # The results page quotes one run and the spread that rounding of the data gives
     # (benchmarks/rounding.py); the tutorial's own fit must land inside that spread.
     quoted = re.search(
         r"relative L2 error is ([0-9.]+) within 0.05 of\s+the diagonal and "
         r"([0-9.]+) beyond 0.2 \(([0-9.]+) to ([0-9.]+) beyond 0.2",
         readme,
     )
-    assert quoted, "the README's seed figures moved; update this pattern"
+    assert quoted, "the results page's seed figures moved; update this pattern"
     near, far, low, high = quoted.groups()
     assert shown["0.00"] == near
     assert float(low) <= float(far) <= float(high)
