@@ -52,7 +52,7 @@ import time
 import warnings
 
 import numpy as np
-from _output import write_json
+from common import write_json
 from everyday import solution as everyday_solution
 from raissi_inverse import design
 from raissi_inverse import solution as raissi_solution

@@ -141,7 +141,7 @@ def main():
     for key, value in result.items():
         print(f"{key:>22}: {value:.4g}" if isinstance(value, float) else f"{key:>22}: {value}")
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    from _output import write_json
+    from common import write_json
 
     write_json(args.out, result)
 

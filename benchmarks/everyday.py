@@ -42,7 +42,7 @@ import time
 import warnings
 
 import numpy as np
-from _output import write_json
+from common import write_json
 
 import pigp
 import pigp.engines.dense.model

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 import numpy as np
-from _output import write_json
+from common import write_json
 
 import pigp
 from pigp import data as pigp_data

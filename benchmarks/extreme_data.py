@@ -14,7 +14,7 @@ import time
 import warnings
 
 import numpy as np
-from _output import write_json
+from common import write_json
 
 import pigp
 from pigp.experiments import heat_design, heat_solution, relative_l2

@@ -13,7 +13,7 @@ import argparse
 import warnings
 
 import numpy as np
-from _output import write_json
+from common import write_json
 from peers import coverage, fit_pigp, problem_forcing, problem_heat, problem_raissi, problem_seed
 
 import pigp

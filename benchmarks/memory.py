@@ -16,7 +16,7 @@ import json
 import subprocess
 import sys
 
-from _output import write_json
+from common import write_json
 
 CHILD = """
 import json, sys, numpy as np, pigp

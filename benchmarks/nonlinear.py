@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from _output import print_row, write_json
+from common import print_row, write_json
 
 import pigp
 from pigp.experiments.nonlinear import (

@@ -13,7 +13,7 @@ import contextlib
 import io
 import tempfile
 
-from _output import write_json
+from common import write_json
 
 from pigp.experiments.problems import PROBLEMS
 

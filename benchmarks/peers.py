@@ -44,7 +44,7 @@ os.environ.setdefault("DDE_BACKEND", "pytorch")
 
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
-from _output import write_json  # noqa: E402
+from common import write_json  # noqa: E402
 from raissi_inverse import design as raissi_design  # noqa: E402
 from raissi_inverse import solution as raissi_solution  # noqa: E402
 from scipy.stats import qmc  # noqa: E402

@@ -44,7 +44,7 @@ import tempfile
 import numpy as np
 import scipy.linalg
 import tensorflow as tf
-from _output import best_of, write_json
+from common import best_of, write_json
 
 import pigp
 import pigp.fitting.training

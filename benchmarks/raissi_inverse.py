@@ -17,7 +17,7 @@ import json
 import time
 
 import numpy as np
-from _output import write_json
+from common import write_json
 from scipy.stats import qmc
 
 import pigp

@@ -22,7 +22,7 @@ import time
 import warnings
 
 import numpy as np
-from _output import write_json
+from common import write_json
 
 STARTS = (0.25, 0.5, 2.0)
 

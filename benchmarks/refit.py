@@ -15,7 +15,7 @@ import json
 import time
 
 import numpy as np
-from _output import write_json
+from common import write_json
 
 import pigp
 from pigp.experiments import heat_design, heat_solution, noisy_heat_data, relative_l2

@@ -22,7 +22,7 @@ import subprocess
 import time
 
 import numpy as np
-from _output import write_json
+from common import write_json
 from raissi_inverse import KERNELS, fit
 
 import pigp

@@ -326,7 +326,7 @@ def main():
         print(table(rows[-1:]).splitlines()[-1], flush=True)
     print()
     print(table(rows))
-    from _output import write_json
+    from common import write_json
 
     write_json(args.out, {"batch_size": BATCH, "rows": rows})
 

@@ -24,7 +24,7 @@ import tempfile
 import time
 import warnings
 
-from _output import write_json
+from common import write_json
 
 import pigp
 import pigp.engines.dense.model

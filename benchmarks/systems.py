@@ -37,7 +37,7 @@ import argparse
 import time
 
 import numpy as np
-from _output import print_row, write_json
+from common import print_row, write_json
 
 from pigp.experiments import systems
 from pigp.experiments.report import relative_l2

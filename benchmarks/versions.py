@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from _output import best_of, write_json
+from common import best_of, write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -1,7 +1,14 @@
-"""Where the benchmark scripts write their JSON."""
+"""The benchmark scripts' shared helpers: JSON output, timing, peak memory, table rows.
 
+Every script of the suite (``benchmarks/suite.py``) writes its JSON with
+``write_json``, times with ``best_of`` or ``timed`` and reads a fresh process's peak
+memory with ``peak_gb``, so that a figure means the same in every table.
+"""
+
+import contextlib
 import json
 import os
+import time
 
 
 def write_json(path: str, data) -> None:
@@ -13,8 +20,6 @@ def write_json(path: str, data) -> None:
 
 def best_of(function, repeats=3) -> float:
     """The shortest of ``repeats`` wall times of ``function()``, in seconds."""
-    import time
-
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -30,3 +35,21 @@ def print_row(row: dict, columns, width: int) -> None:
     for key, form in columns:
         cells.append(form.format(row[key]) if key in row else " " * len(form.format(0)))
     print(" ".join(cells), flush=True)
+
+
+@contextlib.contextmanager
+def timed(into: dict, key: str):
+    """``with timed(row, "fit_seconds"): ...`` stores the block's wall time in ``row``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        into[key] = time.perf_counter() - start
+
+
+def peak_gb() -> float:
+    """This process's peak resident memory so far, in GB (``pigp.memory.peak_bytes``:
+    VmHWM, the process's own, not its launcher's)."""
+    from pigp.memory import peak_bytes
+
+    return peak_bytes() / 1e9
