@@ -301,6 +301,16 @@ CASES = [
         "docs/performance.md (before and after)",
         "two versions of pigp measured alternately in one run",
     ),
+    Case(
+        "shared-machine",
+        "speed",
+        "shared_machine.py",
+        ("--jobs", "0", "1", "2"),
+        "shared_machine.json",
+        "docs/performance.md#on-a-shared-machine",
+        "fits alone and beside one or two busy processes: wall and CPU time, pigp's BLAS "
+        "threads against the BLAS's own",
+    ),
     # scale
     Case(
         "memory",

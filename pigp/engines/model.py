@@ -20,6 +20,7 @@ import numpy as np
 from .. import _validation as check
 from .. import io
 from .._tensorflow import tf
+from .._threads import limit_blas
 from .._warnings import warn
 from ..data import RESERVED_NAMES, Data, Observations, noise_parameter, prepare
 from ..fitting import training
@@ -228,6 +229,7 @@ class Model(tf.Module):
         ``model.data.tensors(model.dtype)``."""
         raise NotImplementedError
 
+    @limit_blas
     def parameter_uncertainty(self) -> dict:
         """Laplace approximation: posterior standard deviations of the parameters.
 
@@ -265,6 +267,7 @@ class Model(tf.Module):
                 "not measurements"
             )
 
+    @limit_blas
     def parameter_intervals(self, level: float = 0.95) -> dict:
         """Laplace intervals of the parameters: central ``level`` intervals of the
         Gaussian in the unconstrained variables (covariance ``H^-1``, as
@@ -297,6 +300,7 @@ class Model(tf.Module):
             bounded=data_parameters(self.data.sets),
         )
 
+    @limit_blas
     def sample(
         self,
         num_results: int = 1000,
@@ -498,6 +502,7 @@ class Model(tf.Module):
         with np.errstate(over="ignore"):
             return values * np.square(np.float64(self.y_scale))
 
+    @limit_blas
     def covariance(self, X1, X2=None, left="u", right="u") -> np.ndarray:
         """The prior covariance ``cov(L_left u(X1), L_right u(X2))`` in data units.
 

@@ -15,6 +15,7 @@ import numpy as np
 from ... import _validation as check
 from ... import memory
 from ..._tensorflow import tf
+from ..._threads import limit_blas
 from ..._warnings import warn
 from ...fitting import (
     AUTO_KERNELS,
@@ -202,6 +203,7 @@ class PIGP(Model):
         return Objective(self.kernel, self.data.sets, variables, self.jitter, self.dtype)
 
     # ----- training -------------------------------------------------------------------
+    @limit_blas
     def fit(
         self,
         X_u=None,
@@ -321,6 +323,7 @@ class PIGP(Model):
         """Whether the model's equation is nonlinear (``pigp.operators.nonlinear``)."""
         return isinstance(self.operator, Nonlinear)
 
+    @limit_blas
     def log_marginal_likelihood(self) -> float:
         """``log p(y)`` of the standardised training data at the current parameters
         (without the priors' terms, if any)."""
@@ -373,6 +376,7 @@ class PIGP(Model):
         unconstrained = tuple(p.unconstrained for p in (*structure.parameters, *extra))
         return program(key, build), unconstrained
 
+    @limit_blas
     def predict(self, X, output="u", full_cov: bool = False, samples=None, max_draws: int = 200):
         """Posterior mean and variance of u (or ``L u``) at points X.
 
@@ -432,6 +436,7 @@ class PIGP(Model):
             return mean, representable(0.5 * (cov + cov.T), "covariance")
         return mean, representable(self._squared_units(np.maximum(var, 0.0)), "variance")
 
+    @limit_blas
     def posterior_mean(self, X, output="u") -> np.ndarray:
         """The posterior mean of ``output`` (as ``predict``'s) at ``X``, array of shape
         (n, d), in data units, without the variance's triangular solves."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from ... import _validation as check
 from ..._tensorflow import tf
+from ..._threads import limit_blas
 from ..._warnings import warn
 from ...fitting import FitPlan, FitReport, Training, training
 from ...fitting.run import train
@@ -162,6 +163,7 @@ class SparsePIGP(Model):
         return out
 
     # ----- training -----------------------------------------------------------------------
+    @limit_blas
     def fit(
         self,
         X_u=None,
@@ -580,6 +582,7 @@ class SparsePIGP(Model):
         self.q_mu.assign(m)
         self.q_sqrt.assign(Ls)
 
+    @limit_blas
     def elbo(self) -> float:
         """The ELBO of the current ``q`` over all data (one pass, in chunks), in
         standardised units: ``sum E_q[log p(y | u)] - KL(q || p)``; at the optimal ``q``
@@ -610,6 +613,7 @@ class SparsePIGP(Model):
         values = self._values() + tuple(p.value() for p in extra)
         return program(key, build), values
 
+    @limit_blas
     def predict(self, X, output="u", full_cov: bool = False):
         """The mean and variance of u (or ``L u``) at points X under ``q``.
 
