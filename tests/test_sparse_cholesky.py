@@ -1,0 +1,137 @@
+"""The sparse inverse-Cholesky engine (``pigp.engines.cholesky``): the maximin order and
+the pattern against brute force, the factor against the dense inverse, and collocation
+through the factor against the dense posterior mean."""
+
+import numpy as np
+import pytest
+
+import pigp
+from pigp.engines.cholesky.collocation import Collocation, Features
+from pigp.engines.cholesky.factor import Terms, covariance_rows, factor
+from pigp.engines.cholesky.ordering import maximin, pattern
+from pigp.operators import D, Identity
+
+
+def square(n: int):
+    """n x n interior grid points of the unit square and 4n boundary points."""
+    h = 1.0 / (n + 1)
+    g = np.arange(1, n + 1) * h
+    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    b = np.arange(0, n + 1) * h
+    boundary = np.concatenate(
+        [
+            np.stack([b, 0 * b], 1),
+            np.stack([1 + 0 * b, b], 1),
+            np.stack([1 - b, 1 + 0 * b], 1),
+            np.stack([0 * b, 1 - b], 1),
+        ]
+    )
+    return boundary, interior
+
+
+def test_maximin_takes_the_farthest_point_each_time():
+    rng = np.random.default_rng(0)
+    points = rng.uniform(size=(150, 2))
+    first = np.zeros(150, bool)
+    first[:20] = True
+    order, lengths = maximin(points, first)
+    assert sorted(order) == list(range(150))
+    assert set(order[:20]) == set(range(20))  # the first set first
+    for k in range(1, 150):
+        before = points[order[:k]]
+        distance = np.linalg.norm(before - points[order[k]], axis=1).min()
+        assert lengths[k] == pytest.approx(distance)
+        # No point left was farther from those before it (within its own set).
+        rest = [i for i in order[k:] if first[i] == first[order[k]]]
+        farthest = max(np.linalg.norm(before - points[i], axis=1).min() for i in rest)
+        assert distance == pytest.approx(farthest)
+
+
+def test_each_column_keeps_every_earlier_measurement_within_rho_l():
+    boundary, interior = square(8)
+    points = np.concatenate([boundary, interior, interior])
+    kinds = np.concatenate([np.zeros(len(boundary) + 64, int), np.ones(64, int)])
+    first = np.arange(len(points)) < len(boundary)
+    pat = pattern(points, kinds, rho=3.0, first=first)
+    ordered = points[pat.order]
+    assert sorted(pat.order) == list(range(len(points)))
+    assert (kinds[pat.order][-64:] == 1).all()  # derivative measurements last
+    covered = np.zeros(len(points), bool)
+    for columns, rows in pat.supernodes:
+        for c in columns:
+            mine = rows[rows <= c]
+            assert mine[-1] == c
+            near = np.flatnonzero(
+                np.linalg.norm(ordered[: c + 1] - ordered[c], axis=1) <= 3.0 * pat.lengths[c]
+            )
+            assert set(near) <= set(mine)
+            covered[c] = True
+    assert covered.all()
+
+
+@pytest.fixture(scope="module")
+def poisson():
+    boundary, interior = square(9)
+    operators = [Identity.resolve(2), (D(0, 2) + D(1, 2)).resolve(2)]
+    features = Features(np.concatenate([boundary, interior]), len(boundary), operators)
+    kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
+    return kernel, features
+
+
+def test_the_factor_inverts_theta_when_every_column_sees_every_earlier_one(poisson):
+    """At a radius that covers the square the factor is the exact inverse Cholesky
+    factor: U U' Theta = I; at smaller radii the KL divergence shrinks as rho grows."""
+    kernel, features = poisson
+    points, kinds, first = features.measurements()
+    terms = Terms.of(features.operators)
+    W = terms.weights(points, kinds).numpy()
+    n = len(points)
+    theta = covariance_rows(kernel, terms, points, W, np.arange(n), np.arange(n))
+    divergences = []
+    for rho in (2.0, 4.0, 100.0):
+        pat = pattern(points, kinds, rho=rho, first=first)
+        U = factor(kernel, terms, points, W, pat, nugget=1e-6).toarray()
+        ordered = theta[np.ix_(pat.order, pat.order)]
+        ordered = ordered + 1e-6 * np.diag(np.diag(ordered))
+        P = U @ U.T
+        _, logdet = np.linalg.slogdet(ordered)
+        divergences.append(
+            0.5 * (np.trace(P @ ordered) - n - logdet - 2 * np.log(np.diag(U)).sum())
+        )
+        if rho == 100.0:
+            np.testing.assert_allclose(P @ ordered, np.eye(n), atol=1e-6)
+    assert divergences[0] > divergences[1] > abs(divergences[2])
+    assert abs(divergences[2]) < 1e-6
+
+
+def test_collocation_through_the_factor_is_the_dense_posterior_mean(poisson):
+    """-Laplace(u) = f with Dirichlet data: the mean of u at the interior points by PCG
+    through the factor against the dense GP's, with the same kernel and nugget."""
+    kernel, features = poisson
+    b, n_i = features.boundary, features.interior
+    X = features.points
+    u = np.sin(np.pi * X[:, 0]) * np.sin(np.pi * X[:, 1])
+    y = np.concatenate([u[:b], 2 * np.pi**2 * u[b:]])
+    coefficients = np.stack([np.zeros(n_i), -np.ones(n_i)], 1)
+    sparse = Collocation(kernel, features, rho=5.0, nugget=1e-10)
+    mean = sparse.values(sparse.solve(coefficients, y))[b:]
+    # Dense: the data are the boundary values and -Laplace at the interior points.
+    points, kinds, _ = features.measurements()
+    W = sparse.combination(coefficients) @ sparse.weights
+    data_points = points[sparse.data_at]
+    terms = sparse.terms
+    K = covariance_rows(kernel, terms, data_points, W, np.arange(b + n_i), np.arange(b + n_i))
+    K += 1e-10 * np.diag(np.diag(K))
+    cross = covariance_rows(
+        kernel,
+        terms,
+        np.concatenate([X[b:], data_points]),
+        np.concatenate([sparse.weights[b : b + n_i], W]),
+        np.arange(n_i),
+        n_i + np.arange(b + n_i),
+    )
+    dense = cross @ np.linalg.solve(K, y)
+    assert sparse.last.converged
+    assert np.linalg.norm(mean - dense) / np.linalg.norm(dense) < 1e-3
+    # 81 interior points resolve u to a few per cent (the dense GP alike).
+    assert np.linalg.norm(mean - u[b:]) / np.linalg.norm(u[b:]) < 5e-2
