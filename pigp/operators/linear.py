@@ -27,17 +27,7 @@ import numpy as np
 from .._tensorflow import tf
 from ..parameters import Coefficient, CoefficientSum, Parameter
 
-__all__ = [
-    "Operator",
-    "D",
-    "Identity",
-    "field",
-    "heat",
-    "laplacian",
-    "apply",
-    "Nonlinear",
-    "nonlinear",
-]
+# The public names are listed in the package's ``__init__``.
 
 
 class Operator:
