@@ -101,10 +101,12 @@ def _inverse_rows(theta, selector):
 
 def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, d: int, A: int):
     """``Theta[index[b], index[b]]`` for a batch of row lists ``index`` (B, m), by the
-    flat program in chunks of ``CHUNK`` pairs."""
+    flat program in chunks of ``CHUNK`` pairs: the upper triangles only, mirrored
+    (``Theta`` is symmetric: half the kernel's evaluations)."""
     B, m = index.shape
-    left = np.repeat(index, m, axis=1).reshape(-1)
-    right = np.tile(index, (1, m)).reshape(-1)
+    upper, lower = np.triu_indices(m)
+    left = index[:, upper].reshape(-1)
+    right = index[:, lower].reshape(-1)
     total = len(left)
     out = np.empty(total)
     x1 = np.zeros((CHUNK, d))
@@ -117,7 +119,11 @@ def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, d: in
         x1[:k], x2[:k] = points[left[start:stop]], points[right[start:stop]]
         w1[:k], w2[:k] = W[left[start:stop]], W[right[start:stop]]
         out[start:stop] = program(x1, x2, w1, w2).numpy()[:k]
-    return out.reshape(B, m, m)
+    theta = np.empty((B, m, m))
+    values = out.reshape(B, -1)
+    theta[:, upper, lower] = values
+    theta[:, lower, upper] = values
+    return theta
 
 
 def padded(m: int) -> int:
