@@ -22,46 +22,34 @@ from common import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-#: Child programs: each prints its wall time and the process's CPU time as JSON.
+#: A child's set-up: the heat problem with ``n`` u and ``n`` f values at random points,
+#: ``make()`` a new model, one first fit that compiles.
+SETUP = """
+import numpy as np, pigp
+from pigp.experiments import heat_solution
+rng = np.random.default_rng(0)
+X_u, X_f = rng.uniform(size=({n}, 2)), rng.uniform(size=({n}, 2))
+y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
+make = lambda: pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat({operator}),
+                         noise_u={noise}, noise_f={noise})
+make().fit(X_u, y_u, X_f, y_f{warm})   # compile first
+"""
+ADAM = ', steps={}, optimizer="adam"'
+#: Child programs: set-up, then what is timed (the program prints wall and CPU time).
 WORKLOADS = {
     # 800 values of the heat problem, 250 Adam steps (the report that found the slowdown)
-    "heat-800": """
-import numpy as np, pigp
-from pigp.experiments import heat_solution
-rng = np.random.default_rng(0)
-X_u, X_f = rng.uniform(size=(400, 2)), rng.uniform(size=(400, 2))
-y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
-make = lambda: pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0),
-                         noise_u=1e-3, noise_f=1e-3)
-make().fit(X_u, y_u, X_f, y_f, steps=5, optimizer="adam")   # compile first
-""",
+    "heat-800": SETUP.format(n=400, operator="1.0", noise="1e-3", warm=ADAM.format(5)),
     # 3000 values, 10 Adam steps: where the BLAS's own threads pay alone
-    "heat-3000": """
-import numpy as np, pigp
-from pigp.experiments import heat_solution
-rng = np.random.default_rng(0)
-X_u, X_f = rng.uniform(size=(1500, 2)), rng.uniform(size=(1500, 2))
-y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
-make = lambda: pigp.PIGP(pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0),
-                         noise_u=1e-3, noise_f=1e-3)
-make().fit(X_u, y_u, X_f, y_f, steps=2, optimizer="adam")   # compile first
-""",
+    "heat-3000": SETUP.format(n=1500, operator="1.0", noise="1e-3", warm=ADAM.format(2)),
     # the 40-point inverse heat problem's default fit (benchmarks/everyday.py)
-    "everyday-40": """
-import numpy as np, pigp
-from pigp.experiments import heat_solution
-rng = np.random.default_rng(0)
-X_u, X_f = rng.uniform(size=(20, 2)), rng.uniform(size=(20, 2))
-y_u, y_f = heat_solution(X_u)[0], heat_solution(X_f)[1]
-make = lambda: pigp.PIGP(pigp.kernels.SquaredExponential(),
-                         pigp.operators.heat(pigp.Parameter(2.0, positive=True)))
-make().fit(X_u, y_u, X_f, y_f)   # compile first
-""",
+    "everyday-40": SETUP.format(
+        n=20, operator="pigp.Parameter(2.0, positive=True)", noise="None", warm=""
+    ),
 }
 RUN = {
-    "heat-800": 'make().fit(X_u, y_u, X_f, y_f, steps=250, optimizer="adam")',
+    "heat-800": "make().fit(X_u, y_u, X_f, y_f" + ADAM.format(250) + ")",
+    "heat-3000": "make().fit(X_u, y_u, X_f, y_f" + ADAM.format(10) + ")",
     "everyday-40": "[make().fit(X_u, y_u, X_f, y_f) for _ in range(10)]",
-    "heat-3000": 'make().fit(X_u, y_u, X_f, y_f, steps=10, optimizer="adam")',
 }
 TIMED = """
 import json, resource, time, warnings
