@@ -339,6 +339,16 @@ CASES = [
         "docs/performance.md (scale table); docs/guide.md#large-data",
         "SparsePIGP from 10⁴ to 10⁶ values beside GPflow's SVGP and the exact PIGP",
     ),
+    Case(
+        "sparse-collocation",
+        "scale",
+        "collocation_scale.py",
+        ("--grids", "100"),
+        "collocation_scale.json",
+        "benchmarks/README.md (the engine is not yet on a page)",
+        "the sparse inverse-Cholesky engine on -Δu + u³ = f by Gauss–Newton: error, time, "
+        "PCG iterations and peak memory by N (pigp.engines.cholesky)",
+    ),
     # peers
     Case(
         "peers",
