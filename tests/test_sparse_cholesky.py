@@ -78,6 +78,32 @@ def poisson():
     return kernel, features
 
 
+def test_the_measurements_covariance_is_the_dense_models_blocks(poisson):
+    """``covariance_rows`` (every kind's weights on every term, one pass over the
+    kernel's derivatives) against ``pigp.kernels.covariance.block`` per pair of kinds."""
+    import tensorflow as tf
+
+    from pigp.kernels.covariance import block
+
+    kernel, features = poisson
+    points, kinds, _ = features.measurements()
+    terms = Terms.of(features.operators)
+    W = terms.weights(points, kinds).numpy()
+    for left_kind in (0, 1):
+        for right_kind in (0, 1):
+            left = features.feature_index(left_kind)[-20:]
+            right = features.feature_index(right_kind)[:15]
+            ours = covariance_rows(kernel, terms, points, W, left, right)
+            dense = block(
+                kernel,
+                tf.constant(points[left]),
+                tf.constant(points[right]),
+                features.operators[left_kind],
+                features.operators[right_kind],
+            ).numpy()
+            np.testing.assert_allclose(ours, dense, rtol=1e-12, atol=1e-12 * np.abs(dense).max())
+
+
 def test_the_factor_inverts_theta_when_every_column_sees_every_earlier_one(poisson):
     """At a radius that covers the square the factor is the exact inverse Cholesky
     factor: U U' Theta = I; at smaller radii the KL divergence shrinks as rho grows."""

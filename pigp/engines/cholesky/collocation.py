@@ -123,12 +123,11 @@ class Collocation:
         self.timings.factor = time.perf_counter() - start
         # The data's positions: the boundary's point values and, for the equation at an
         # interior point, its first derivative measurement.
-        b, n_i = features.boundary, features.interior
+        b = features.boundary
         self.data_at = np.concatenate([np.arange(b), features.feature_index(1)])
         keep = np.zeros(len(self.points), bool)
         keep[self.data_at] = True
         self.reduced_pattern = restricted(self.pattern, self.points, keep, supernode)
-        self._n_data = b + n_i
 
     def combination(self, coefficients: np.ndarray) -> sp.csr_matrix:
         """``M``: boundary rows pick point values; interior row ``i`` combines the kind-k

@@ -75,15 +75,21 @@ def entries_program(kernel, terms: Terms):
 
     @tf.function(jit_compile=True)
     def entries(x1, x2, w1, w2):
-        values = kernel_partials(kernel, x1, x2, pairs.keys())
-        theta = None
-        for key, products in pairs.items():
-            weight = tf.add_n([sign * w1[:, a] * w2[:, b] for sign, a, b in products])
-            term = weight * values[key]
-            theta = term if theta is None else theta + term
-        return theta
+        return _weighted(pairs, kernel_partials(kernel, x1, x2, pairs.keys()), w1, w2)
 
     return entries
+
+
+def _weighted(pairs: dict, values: dict, w1, w2):
+    """``sum_{a, b} sign w1[..., a] w2[..., b] values[a + b]``: the kernel's derivatives
+    weighed by each side's weights on the terms (``w1``, ``w2`` broadcast against the
+    derivatives, their last axis the terms)."""
+    theta = None
+    for key, products in pairs.items():
+        weight = tf.add_n([sign * w1[..., a] * w2[..., b] for sign, a, b in products])
+        term = weight * values[key]
+        theta = term if theta is None else theta + term
+    return theta
 
 
 @tf.function(
@@ -214,9 +220,5 @@ def covariance_rows(kernel, terms: Terms, points, weights, left, right) -> np.nd
     X1 = tf.constant(points[left])[:, None, :]
     X2 = tf.constant(points[right])[None, :, :]
     values = kernel_partials(kernel, X1, X2, pairs.keys())
-    W1, W2 = tf.gather(W, left), tf.gather(W, right)
-    theta = 0.0
-    for key, entries in pairs.items():
-        weight = tf.add_n([sign * W1[:, None, a] * W2[None, :, b] for sign, a, b in entries])
-        theta = theta + weight * values[key]
-    return theta.numpy()
+    W1, W2 = tf.gather(W, left)[:, None, :], tf.gather(W, right)[None, :, :]
+    return _weighted(pairs, values, W1, W2).numpy()

@@ -126,15 +126,6 @@ class Pattern:
     def size(self) -> int:
         return len(self.order)
 
-    def entries(self) -> int:
-        """The number of nonzero entries of the factor."""
-        return int(
-            sum(
-                np.searchsorted(rows, columns, side="right").sum()
-                for columns, rows in self.supernodes
-            )
-        )
-
 
 def order_measurements(points: np.ndarray, kinds: np.ndarray, first: np.ndarray | None) -> tuple:
     """``(order, lengths)`` of measurements: point values (kind 0) by ``maximin``, then
@@ -160,11 +151,7 @@ def order_measurements(points: np.ndarray, kinds: np.ndarray, first: np.ndarray 
     rest = rest[np.lexsort((kinds[rest], keys))]
     # The finest length of the point values after the first set (the boundary's spacing
     # may be finer than the interior's, and would shrink every neighbourhood).
-    tail = (
-        lengths_values[len(values) - len(lengths_values) :]
-        if first is None
-        else (lengths_values[int(np.count_nonzero(first[values])) :])
-    )
+    tail = lengths_values if first is None else lengths_values[np.count_nonzero(first[values]) :]
     finest = float((tail if len(tail) else lengths_values).min())
     return (
         np.concatenate([order_values, rest]),

@@ -56,10 +56,6 @@ class Factor:
         out[self.order] = z
         return out
 
-    def log_det(self) -> float:
-        """``log det Theta ~ -2 sum log U_ii``."""
-        return float(-2.0 * np.sum(np.log(self.U.diagonal())))
-
     def nnz(self) -> int:
         return int(self.U.nnz)
 
