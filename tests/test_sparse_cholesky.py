@@ -161,3 +161,83 @@ def test_collocation_through_the_factor_is_the_dense_posterior_mean(poisson):
     assert np.linalg.norm(mean - dense) / np.linalg.norm(dense) < 1e-3
     # 81 interior points resolve u to a few per cent (the dense GP alike).
     assert np.linalg.norm(mean - u[b:]) / np.linalg.norm(u[b:]) < 5e-2
+
+
+@pytest.fixture(scope="module")
+def heat_data():
+    """u values and f = u_t - alpha u_xx values at their own points, alpha a parameter."""
+    rng = np.random.default_rng(3)
+    alpha = pigp.Parameter(0.7)
+    operators = [Identity.resolve(2), (D(1) - alpha * D(0, 2)).resolve(2)]
+    u_points, f_points = rng.uniform(size=(70, 2)), rng.uniform(size=(60, 2))
+    points = np.concatenate([u_points, f_points])
+    kinds = np.concatenate([np.zeros(70, int), np.ones(60, int)])
+    u = np.sin(np.pi * u_points[:, 0]) * np.exp(-u_points[:, 1])
+    f = np.exp(-f_points[:, 1]) * np.sin(np.pi * f_points[:, 0]) * (0.7 * np.pi**2 - 1)
+    y = np.concatenate([u, f])
+    kernel = pigp.kernels.Matern72(lengthscales=[0.4, 0.6])
+    return kernel, alpha, Terms.of(operators), points, kinds, y
+
+
+def _dense_log_likelihood(kernel, terms, points, kinds, y, noise, nugget):
+    W = terms.weights(points, kinds).numpy()
+    n = len(points)
+    K = covariance_rows(kernel, terms, points, W, np.arange(n), np.arange(n))
+    K += np.diag(noise + nugget * np.diag(K))
+    _, logdet = np.linalg.slogdet(K)
+    return -0.5 * (y @ np.linalg.solve(K, y) + logdet + n * np.log(2 * np.pi))
+
+
+def test_the_vecchia_log_likelihood_is_the_dense_one_when_columns_see_everything(heat_data):
+    """At a radius covering the data the Vecchia log-likelihood is the exact log density
+    (u and f at their own points, noise on each); at small radii it is below it."""
+    from pigp.engines.cholesky.likelihood import vecchia_log_likelihood
+
+    kernel, alpha, terms, points, kinds, y = heat_data
+    noise = np.where(kinds == 0, 1e-4, 1e-3)
+    dense = _dense_log_likelihood(kernel, terms, points, kinds, y, noise, 1e-10)
+    values = {}
+    for rho in (2.0, 1e4):
+        pat = pattern(points, kinds, rho=rho)
+        W = terms.weights(points, kinds)
+        values[rho] = float(vecchia_log_likelihood(kernel, terms, points, W, pat, y, noise))
+    assert values[1e4] == pytest.approx(dense, rel=1e-9)
+    assert values[2.0] < dense - 1e-3
+
+
+def test_the_vecchia_gradient_is_the_finite_difference_of_its_value(heat_data):
+    """d/d(lengthscales, alpha, noise) of the Vecchia log-likelihood at rho = 3 by the
+    tape against central differences of its value."""
+    import tensorflow as tf
+
+    from pigp.engines.cholesky.likelihood import vecchia_log_likelihood
+
+    kernel, alpha, terms, points, kinds, y = heat_data
+    pat = pattern(points, kinds, rho=3.0)
+    log_noise = tf.Variable(np.log(np.where(kinds == 0, 1e-4, 1e-3)))
+    variables = [kernel.lengthscales.unconstrained, alpha.unconstrained, log_noise]
+
+    def value():
+        W = terms.weights(points, kinds)
+        return vecchia_log_likelihood(kernel, terms, points, W, pat, y, tf.exp(log_noise))
+
+    with tf.GradientTape() as tape:
+        total = value()
+    gradients = tape.gradient(total, variables)
+    for variable, gradient in zip(variables, gradients):
+        start = variable.numpy().copy()
+        flat = np.atleast_1d(start).reshape(-1)
+        picks = range(len(flat)) if len(flat) < 5 else [0, 75, 120]
+        for i in picks:
+            step = 1e-5
+            shifted = flat.copy()
+            shifted[i] += step
+            variable.assign(shifted.reshape(start.shape))
+            up = float(value())
+            shifted[i] -= 2 * step
+            variable.assign(shifted.reshape(start.shape))
+            down = float(value())
+            variable.assign(start)
+            expected = (up - down) / (2 * step)
+            got = np.reshape(tf.convert_to_tensor(gradient).numpy(), -1)[i]
+            assert got == pytest.approx(expected, rel=1e-4, abs=1e-6)

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from ..._tensorflow import tf
 from ...kernels.covariance import _term_pairs, _weight, term_weights
 from ...kernels.derivatives import kernel_partials
+from ...structure import program
 from .ordering import Pattern
 
 __all__ = ["Terms", "factor", "covariance_rows"]
@@ -63,19 +64,35 @@ class Terms:
         return tf.stack(columns, axis=1)
 
 
-#: Entries of the kernel per call of the compiled program: its one input shape.
-CHUNK = 2**18
+#: Kernel entries per call of the compiled program (its input shapes are fixed).
+CHUNK = 2**19
 
 
 def entries_program(kernel, terms: Terms):
-    """The compiled ``(x1, x2, w1, w2) -> Theta entries`` over flat lists of pairs: x1, x2
-    of shape (CHUNK, d), w1, w2 (CHUNK, A). One shape whatever the blocks' sizes, so it
-    compiles once per kernel and operators."""
+    """The compiled program of a batch of blocks: ``(rows, weights, left, right, full) ->
+    entries``. ``rows`` (CHUNK, d) and ``weights`` (CHUNK, A) are the blocks' rows one
+    after the other; ``left``, ``right`` (CHUNK,) index the pairs of rows of each block's
+    upper triangle, whose entries the kernel gives; ``full`` (2 CHUNK,) places them in
+    each block's full square (both triangles). One set of shapes whatever the blocks'
+    sizes, so it compiles once per kernel and operators (kept in ``pigp.structure``'s
+    table: the kernel's variables are read inside, so the key is the kernel itself)."""
     pairs = _term_pairs(kernel, terms.terms, terms.terms)
+    key = ("cholesky-entries", ("object", kernel), tuple((k, tuple(v)) for k, v in pairs.items()))
+    return program(key, lambda: _entries_program(kernel, pairs))
+
+
+def _entries_program(kernel, pairs: dict):
 
     @tf.function(jit_compile=True)
-    def entries(x1, x2, w1, w2):
+    def upper(x1, x2, w1, w2):
         return _weighted(pairs, kernel_partials(kernel, x1, x2, pairs.keys()), w1, w2)
+
+    # The gathers outside XLA: its gathers on the CPU took ~8x the kernel's time.
+    @tf.function
+    def entries(rows, weights, left, right, full):
+        x1, x2 = tf.gather(rows, left), tf.gather(rows, right)
+        w1, w2 = tf.gather(weights, left), tf.gather(weights, right)
+        return tf.gather(upper(x1, x2, w1, w2), full)
 
     return entries
 
@@ -105,26 +122,68 @@ def _inverse_rows(theta, selector):
     return tf.linalg.triangular_solve(tf.linalg.cholesky(theta), selector, lower=True, adjoint=True)
 
 
-def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, d: int, A: int):
-    """``Theta[index[b], index[b]]`` for a batch of row lists ``index`` (B, m), by the
-    flat program in chunks of ``CHUNK`` pairs: the upper triangles only, mirrored
-    (``Theta`` is symmetric: half the kernel's evaluations)."""
+class _Layout:
+    """Where the entries of ``count`` blocks of ``m`` rows go in one call of the
+    program: each block's upper-triangle pairs (``left``, ``right``: rows of the call's
+    buffer) and each full entry's place among them (``full``)."""
+
+    def __init__(self, m: int):
+        self.m = m
+        upper, lower = np.triu_indices(m)
+        self.pairs = len(upper)
+        self.count = CHUNK // self.pairs
+        place = np.empty((m, m), dtype=np.int32)
+        place[upper, lower] = np.arange(self.pairs)
+        place[lower, upper] = np.arange(self.pairs)
+        offsets = np.arange(self.count)[:, None]
+        self.left = np.zeros(CHUNK, np.int32)
+        self.right = np.zeros(CHUNK, np.int32)
+        self.full = np.zeros(2 * CHUNK, np.int32)
+        n = self.count * self.pairs
+        self.left[:n] = (offsets * m + upper).reshape(-1)
+        self.right[:n] = (offsets * m + lower).reshape(-1)
+        self.full[: self.count * m * m] = (offsets * self.pairs + place.reshape(-1)).reshape(-1)
+        self.tensors = [tf.constant(a) for a in (self.left, self.right, self.full)]
+
+
+def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, layout: _Layout):
+    """``Theta[index[b], index[b]]`` for a batch of row lists ``index`` (B, m): the
+    kernel's entries of each block's upper triangle only, mirrored in the program.
+    Rows with zero weights (padding) give zero rows and columns."""
+    B, m = index.shape
+    d, A = points.shape[1], W.shape[1]
+    theta = np.empty((B, m, m))
+    rows = np.zeros((CHUNK, d))
+    weights = np.zeros((CHUNK, A))
+    for start in range(0, B, layout.count):
+        stop = min(B, start + layout.count)
+        take = index[start:stop].reshape(-1)
+        rows[: len(take)], weights[: len(take)] = points[take], W[take]
+        out = program(rows, weights, *layout.tensors).numpy()
+        theta[start:stop] = out[: (stop - start) * m * m].reshape(-1, m, m)
+    return theta
+
+
+def _pair_blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray):
+    """``_blocks`` for blocks too large for one call (over ``CHUNK`` upper-triangle
+    entries): each call takes ``CHUNK`` pairs of rows."""
     B, m = index.shape
     upper, lower = np.triu_indices(m)
     left = index[:, upper].reshape(-1)
     right = index[:, lower].reshape(-1)
-    total = len(left)
-    out = np.empty(total)
-    x1 = np.zeros((CHUNK, d))
-    x2 = np.zeros((CHUNK, d))
-    w1 = np.zeros((CHUNK, A))
-    w2 = np.zeros((CHUNK, A))
-    for start in range(0, total, CHUNK):
-        stop = min(total, start + CHUNK)
+    out = np.empty(len(left))
+    rows = np.zeros((CHUNK, points.shape[1]))
+    weights = np.zeros((CHUNK, W.shape[1]))
+    place = tf.constant(np.arange(CHUNK, dtype=np.int32))
+    full = tf.constant(np.arange(2 * CHUNK, dtype=np.int32) % CHUNK)
+    for start in range(0, len(left), CHUNK // 2):
+        stop = min(len(left), start + CHUNK // 2)
         k = stop - start
-        x1[:k], x2[:k] = points[left[start:stop]], points[right[start:stop]]
-        w1[:k], w2[:k] = W[left[start:stop]], W[right[start:stop]]
-        out[start:stop] = program(x1, x2, w1, w2).numpy()[:k]
+        rows[:k], weights[:k] = points[left[start:stop]], W[left[start:stop]]
+        rows[k : 2 * k] = points[right[start:stop]]
+        weights[k : 2 * k] = W[right[start:stop]]
+        value = program(rows, weights, place, tf.roll(place, -k, 0), full).numpy()
+        out[start:stop] = value[:k]
     theta = np.empty((B, m, m))
     values = out.reshape(B, -1)
     theta[:, upper, lower] = values
@@ -133,12 +192,12 @@ def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, d: in
 
 
 def padded(m: int) -> int:
-    """A block size of at most 25% padding from few sizes: multiples of 16 up to 64,
-    then 1, 1.25, 1.5 or 1.75 times a power of two (each size compiles once)."""
+    """A block size at most 12.5% above ``m`` from few sizes: multiples of 16 up to 64,
+    then of an eighth of the power of two below ``m``."""
     if m <= 64:
         return -(-m // 16) * 16
-    base = 2 ** (math.floor(math.log2(m)))
-    return next(int(base * f) for f in (1.0, 1.25, 1.5, 1.75, 2.0) if base * f >= m)
+    step = 2 ** (math.floor(math.log2(m)) - 3)
+    return -(-m // step) * step
 
 
 def _buckets(pattern: Pattern) -> dict:
@@ -173,23 +232,29 @@ def factor(
     ordered_points = points[pattern.order]
     W = np.asarray(weights, np.float64)[pattern.order]
     program = program or entries_program(kernel, terms)
-    d, A = ordered_points.shape[1], W.shape[1]
+    padded_points = np.concatenate([ordered_points, ordered_points[:1]])
+    padded_W = np.concatenate([W, np.zeros((1, W.shape[1]))])
     rows_out, cols_out, values_out = [], [], []
     for m, members in _buckets(pattern).items():
+        layout = _Layout(m) if m * (m + 1) // 2 <= CHUNK else None
         batch = max(1, BATCH_ENTRIES // (m * m))
         for start in range(0, len(members), batch):
             chunk = members[start : start + batch]
             index = np.zeros((len(chunk), m), dtype=np.int64)
-            valid = np.zeros((len(chunk), m))
+            valid = np.zeros((len(chunk), m), bool)
             for b, s in enumerate(chunk):
                 rows = pattern.supernodes[s][1]
                 index[b, : len(rows)] = rows
-                index[b, len(rows) :] = rows[0]
-                valid[b, : len(rows)] = 1.0
-            theta = _blocks(program, ordered_points, W, index, d, A)
-            theta *= valid[:, :, None] * valid[:, None, :]
+                valid[b, : len(rows)] = True
+            if layout is None:
+                theta = _pair_blocks(program, ordered_points, W, index)
+                theta *= valid[:, :, None] * valid[:, None, :]
+            else:
+                # Padding rows take the weights of a measurement of no terms: zero.
+                index[~valid] = len(W)
+                theta = _blocks(program, padded_points, padded_W, index, layout)
             diagonal = np.einsum("bii->bi", theta)
-            diagonal += nugget * diagonal + (1.0 - valid)
+            diagonal += nugget * diagonal + ~valid
             widest = max(len(pattern.supernodes[s][0]) for s in chunk)
             selector = np.zeros((len(chunk), m, widest))
             places = []

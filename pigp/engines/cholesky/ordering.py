@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-__all__ = ["maximin", "Pattern", "pattern", "restricted", "neighbours"]
+__all__ = ["maximin", "Pattern", "pattern", "neighbours"]
 
 
 def maximin(points: np.ndarray, first: np.ndarray | None = None) -> tuple:
@@ -131,23 +131,20 @@ def order_measurements(points: np.ndarray, kinds: np.ndarray, first: np.ndarray 
     """``(order, lengths)`` of measurements: point values (kind 0) by ``maximin``, then
     the derivative measurements in their points' order at the finest length.
 
-    Every derivative measurement needs a point value at the same point (the engine adds
-    latent ones): screening needs them.
+    A derivative measurement at a point with no point value there (data of ``f`` at
+    their own points) is ordered by ``maximin`` among the point values, as one of them.
     """
     kinds = np.asarray(kinds)
-    values = np.flatnonzero(kinds == 0)
+    valued = {tuple(p) for p in points[kinds == 0]}
+    follows = np.array([k != 0 and tuple(p) in valued for p, k in zip(points, kinds)], bool)
+    values = np.flatnonzero(~follows)
     order_values, lengths_values = maximin(points[values], None if first is None else first[values])
     order_values = values[order_values]
-    rest = np.flatnonzero(kinds != 0)
+    rest = np.flatnonzero(follows)
     if len(rest) == 0:
         return order_values, lengths_values
-    rank = {tuple(points[i]): k for k, i in enumerate(order_values)}
-    try:
-        keys = np.array([rank[tuple(points[i])] for i in rest])
-    except KeyError:
-        raise ValueError(
-            "pattern: every derivative measurement needs a point value at its point"
-        ) from None
+    rank = {tuple(points[i]): k for k, i in enumerate(order_values) if kinds[i] == 0}
+    keys = np.array([rank[tuple(points[i])] for i in rest])
     rest = rest[np.lexsort((kinds[rest], keys))]
     # The finest length of the point values after the first set (the boundary's spacing
     # may be finer than the interior's, and would shrink every neighbourhood).
@@ -181,20 +178,6 @@ def pattern(
     points = np.asarray(points, dtype=np.float64)
     order, lengths = order_measurements(points, kinds, first)
     return neighbours(points, order, lengths, rho, supernode)
-
-
-def restricted(pattern: Pattern, points: np.ndarray, keep: np.ndarray, supernode: float = 1.5):
-    """The ``Pattern`` of the measurements ``keep`` (a boolean mask over all of them) in
-    ``pattern``'s order and lengths: the pattern of a reduced matrix (the data among
-    latent point values), whose factor preconditions it. Indices of the result refer to
-    the kept measurements, numbered as in ``np.flatnonzero(keep)``."""
-    keep = np.asarray(keep, dtype=bool)
-    number = np.cumsum(keep) - 1
-    kept = keep[pattern.order]
-    order = number[pattern.order[kept]]
-    return neighbours(
-        np.asarray(points)[keep], order, pattern.lengths[kept], pattern.rho, supernode
-    )
 
 
 def neighbours(
