@@ -111,7 +111,7 @@ class Collocation:
     """
 
     def __init__(
-        self, kernel, features: Features, rho=5.0, nugget=1e-10, supernode=1.5, reuse=True
+        self, kernel, features: Features, rho=5.0, nugget=1e-10, supernode=1.3, reuse=True
     ):
         self.kernel = kernel
         self.features = features
@@ -132,7 +132,7 @@ class Collocation:
                 kernel, self.terms, self.points, self.weights, self.pattern, nugget, self.program
             ),
             self.pattern.order,
-        )
+        ).solves_only()
         self.timings.factor = time.perf_counter() - start
         # The data's positions: the boundary's point values and, for the equation at an
         # interior point, its first derivative measurement.

@@ -234,7 +234,18 @@ def factor(
     program = program or entries_program(kernel, terms)
     padded_points = np.concatenate([ordered_points, ordered_points[:1]])
     padded_W = np.concatenate([W, np.zeros((1, W.shape[1]))])
-    rows_out, cols_out, values_out = [], [], []
+    n = pattern.size
+    # The factor's places, known from the pattern: column c holds the rows of its
+    # supernode up to c (sorted), its entries written in place below.
+    count = np.zeros(n + 1, np.int64)
+    for columns, rows in pattern.supernodes:
+        count[columns + 1] = np.searchsorted(rows, columns) + 1
+    indptr = np.cumsum(count)
+    indices = np.empty(indptr[-1], np.int32)
+    data = np.empty(indptr[-1])
+    for columns, rows in pattern.supernodes:
+        for c in columns:
+            indices[indptr[c] : indptr[c + 1]] = rows[: indptr[c + 1] - indptr[c]]
     for m, members in _buckets(pattern).items():
         layout = _Layout(m) if m * (m + 1) // 2 <= CHUNK else None
         batch = max(1, BATCH_ENTRIES // (m * m))
@@ -266,14 +277,8 @@ def factor(
             picked = _inverse_rows(tf.constant(theta), tf.constant(selector)).numpy()
             for b, (columns, rows, ks) in enumerate(places):
                 for j, (c, k) in enumerate(zip(columns, ks)):
-                    rows_out.append(rows[: k + 1])
-                    cols_out.append(np.full(k + 1, c))
-                    values_out.append(picked[b, : k + 1, j])
-    n = pattern.size
-    return sp.csc_matrix(
-        (np.concatenate(values_out), (np.concatenate(rows_out), np.concatenate(cols_out))),
-        shape=(n, n),
-    )
+                    data[indptr[c] : indptr[c + 1]] = picked[b, : k + 1, j]
+    return sp.csc_matrix((data, indices, indptr), shape=(n, n))
 
 
 def covariance_rows(kernel, terms: Terms, points, weights, left, right) -> np.ndarray:

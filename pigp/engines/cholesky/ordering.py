@@ -161,7 +161,7 @@ def pattern(
     kinds: np.ndarray,
     rho: float = 5.0,
     first: np.ndarray | None = None,
-    supernode: float = 1.5,
+    supernode: float = 1.3,
 ) -> Pattern:
     """The ``Pattern`` of measurements at ``points`` (n, d) of ``kinds`` (n,).
 

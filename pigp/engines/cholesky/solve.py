@@ -29,16 +29,25 @@ class Factor:
 
     def __init__(self, U: sp.spmatrix, order: np.ndarray):
         self.U = sp.csc_matrix(U)
+        self._size, self._nnz = self.U.shape[0], int(self.U.nnz)
         self.order = np.asarray(order)
         self.position = np.empty_like(self.order)
         self.position[self.order] = np.arange(len(self.order))
-        self._lu = spla.splu(
-            self.U, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
-        )
+        self._solver = None
+
+    @property
+    def _lu(self):
+        """SciPy's SuperLU of ``U`` (made at the first solve: a preconditioner only
+        multiplies)."""
+        if self._solver is None:
+            self._solver = spla.splu(
+                self.U, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+            )
+        return self._solver
 
     @property
     def size(self) -> int:
-        return self.U.shape[0]
+        return self._size
 
     def theta_times(self, w: np.ndarray) -> np.ndarray:
         """``Theta w`` for ``w`` indexed by measurement (shape (n,) or (n, k))."""
@@ -57,7 +66,14 @@ class Factor:
         return out
 
     def nnz(self) -> int:
-        return int(self.U.nnz)
+        return self._nnz
+
+    def solves_only(self) -> Factor:
+        """Keep only what ``theta_times`` needs (SciPy's copy of ``U``): ``U`` itself
+        is dropped, and ``precision_times`` with it."""
+        self._lu  # noqa: B018 (made now, from U)
+        self.U = None
+        return self
 
 
 @dataclass
