@@ -273,9 +273,9 @@ def factor(
                 columns, rows = pattern.supernodes[s]
                 ks = np.searchsorted(rows, columns)
                 selector[b, ks, np.arange(len(columns))] = 1.0
-                places.append((columns, rows, ks))
+                places.append((columns, ks))
             picked = _inverse_rows(tf.constant(theta), tf.constant(selector)).numpy()
-            for b, (columns, rows, ks) in enumerate(places):
+            for b, (columns, ks) in enumerate(places):
                 for j, (c, k) in enumerate(zip(columns, ks)):
                     data[indptr[c] : indptr[c + 1]] = picked[b, : k + 1, j]
     return sp.csc_matrix((data, indices, indptr), shape=(n, n))
