@@ -19,11 +19,20 @@ growths (0.85 to 1.58 in the run before).
 
 from __future__ import annotations
 
+import math
 import os
 
 from ._warnings import warn
 
-__all__ = ["fit_bytes", "available_bytes", "largest_n", "check_fit", "peak_bytes"]
+__all__ = [
+    "fit_bytes",
+    "available_bytes",
+    "largest_n",
+    "check_fit",
+    "peak_bytes",
+    "collocation_bytes",
+    "check_collocation",
+]
 
 BYTES_PER_ENTRY = 100  # per entry of K, float64 or float32 (measured 67-91 in float64)
 OVERHEAD = 200 * 2**20  # compiled programs and their buffers
@@ -104,5 +113,47 @@ def check_fit(n: int, fields: int = 1) -> None:
     if need > WARN_FRACTION * have:
         warn(
             f"fit: {n} data values need about {need / gb:.1f} GB, "
+            f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
+        )
+
+
+#: The sparse inverse-Cholesky engine (``pigp.engines.cholesky``): a process's peak
+#: before its first point (TensorFlow, and the kernel's compiled program) and the bytes
+#: per entry of the features' factor (its SuperLU copy, the reduced factor, the
+#: pattern). Measured on -Lap u + u^3 = f (``python benchmarks/collocation_scale.py
+#: --grids 100 200 316 500``, rho 5, 142 entries a column): peaks of 1.29, 1.59, 2.02
+#: and 3.29 GB at 2.0e4, 8.1e4, 2.0e5 and 5.0e5 measurements, 1.2 GB and 3.6-5.0 kB per
+#: measurement beyond it (26-35 bytes per entry).
+COLLOCATION_OVERHEAD = 1200 * 2**20
+COLLOCATION_BYTES_PER_ENTRY = 36
+
+
+def collocation_bytes(
+    measurements: int, dims: int, kinds: int = 2, rho: float = 5.0, supernode: float = 1.3
+) -> int:
+    """The estimated peak of a sparse-collocation solve of ``measurements`` feature
+    measurements (point values and ``kinds - 1`` derivative kinds at each point) in
+    ``dims`` dimensions: each column of the factor holds about half the measurements
+    in a ball of radius ``supernode rho l`` (l the spacing), ``kinds`` a point."""
+    ball = math.pi ** (dims / 2) / math.gamma(dims / 2 + 1)
+    per_column = 0.5 * ball * (supernode * rho) ** dims * kinds
+    return int(COLLOCATION_OVERHEAD + measurements * per_column * COLLOCATION_BYTES_PER_ENTRY)
+
+
+def check_collocation(measurements: int, dims: int, kinds: int, rho: float, supernode: float):
+    """Refuse (``ValueError``) a sparse-collocation solve that would not fit in the
+    memory available, and warn above half of it."""
+    need, have = collocation_bytes(measurements, dims, kinds, rho, supernode), available_bytes()
+    gb = 1e9
+    if need > have:
+        raise ValueError(
+            f"collocation: {measurements} measurements at rho {rho:g} need about "
+            f"{need / gb:.1f} GB for the sparse factor, but {have / gb:.1f} GB are "
+            "available: use fewer points or a smaller rho (each column holds the "
+            "measurements within rho times the spacing)"
+        )
+    if need > WARN_FRACTION * have:
+        warn(
+            f"collocation: {measurements} measurements need about {need / gb:.1f} GB, "
             f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
         )

@@ -241,3 +241,73 @@ def test_the_vecchia_gradient_is_the_finite_difference_of_its_value(heat_data):
             expected = (up - down) / (2 * step)
             got = np.reshape(tf.convert_to_tensor(gradient).numpy(), -1)[i]
             assert got == pytest.approx(expected, rel=1e-4, abs=1e-6)
+
+
+def test_gauss_newton_through_the_factor_is_dense_gauss_newton():
+    """-Laplace(u) + u^3 = f (``pigp.experiments.nonlinear.elliptic_equation``) by
+    ``gauss_newton`` against the same Gauss-Newton steps with dense matrices: equal
+    where the columns see (nearly) everything, and at rho = 5 no farther from dense
+    than the built-in check (rho against rho - 1) says."""
+    from pigp.engines.cholesky.collocation import gauss_newton
+    from pigp.experiments.nonlinear import (
+        _elliptic_forcing,
+        elliptic_equation,
+        elliptic_solution,
+    )
+
+    boundary, interior = square(12)
+    kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
+    f, g = _elliptic_forcing(interior), elliptic_solution(boundary)
+    equation = elliptic_equation()
+    solution = gauss_newton(equation, kernel, boundary, g, interior, f, rho=12.0, tolerance=1e-9)
+    assert solution.converged
+    # Dense: u = K(x, data) K(data, data)^-1 y for the linearisation at the last u.
+    engine = solution.engine
+    b, n_i = len(boundary), len(interior)
+    points, kinds, _ = engine.features.measurements()
+    u = np.zeros(n_i)
+    for _ in range(len(solution.steps)):
+        coefficients = np.stack([3 * u**2, -np.ones(n_i)], 1)
+        W = engine.combination(coefficients) @ engine.weights
+        data_points = points[engine.data_at]
+        n = b + n_i
+        K = covariance_rows(kernel, engine.terms, data_points, W, np.arange(n), np.arange(n))
+        K += 1e-10 * np.diag(np.diag(K))
+        cross = covariance_rows(
+            kernel,
+            engine.terms,
+            np.concatenate([interior, data_points]),
+            np.concatenate([engine.weights[b : b + n_i], W]),
+            np.arange(n_i),
+            n_i + np.arange(n),
+        )
+        u = cross @ np.linalg.solve(K, np.concatenate([g, f + 2 * u**3]))
+    sparse = solution.u[b:]
+    assert np.linalg.norm(sparse - u) / np.linalg.norm(u) < 1e-4
+    checked = gauss_newton(equation, kernel, boundary, g, interior, f, rho=5.0, check=True)
+    difference = np.linalg.norm(checked.u[b:] - u) / np.linalg.norm(u)
+    assert 1e-5 < difference < checked.check < 0.1
+    truth = elliptic_solution(interior)
+    # 144 interior points resolve u to a few per cent (dense: 2.3e-2).
+    assert np.linalg.norm(sparse - truth) / np.linalg.norm(truth) < 5e-2
+    # The features' means at the interior points satisfy the equation there.
+    lap = solution.values[1]
+    residual = -lap + solution.values[0] ** 3 - f
+    assert np.abs(residual).max() < 1e-6 * np.abs(f).max()
+
+
+def test_a_collocation_beyond_the_memory_is_refused_before_any_work(monkeypatch):
+    """``pigp.memory.check_collocation`` refuses what will not fit, naming rho."""
+    from pigp import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 2 * 2**30)
+    boundary, interior = square(40)
+    operators = [Identity.resolve(2), (D(0, 2) + D(1, 2)).resolve(2)]
+    features = Features(np.concatenate([boundary, interior]), len(boundary), operators)
+    kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
+    with pytest.raises(ValueError, match="collocation: .* rho 40"):
+        Collocation(kernel, features, rho=40.0)
+    # The estimate grows with the measurements, the dimension and rho.
+    small = memory.collocation_bytes(10**4, 2)
+    assert small < memory.collocation_bytes(10**5, 2) < memory.collocation_bytes(10**5, 3)
+    assert memory.collocation_bytes(10**5, 2, rho=6.0) > memory.collocation_bytes(10**5, 2)

@@ -32,12 +32,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ... import memory
 from ..._tensorflow import tf
+from ...operators import Identity
 from .factor import Terms, entries_program, factor
 from .ordering import Pattern, pattern
 from .solve import Factor, pcg
 
-__all__ = ["Features", "Collocation", "Timings"]
+__all__ = ["Features", "Collocation", "Timings", "Solution", "gauss_newton"]
 
 #: A reduced factor is kept while the solves it preconditions take at most this many
 #: times the iterations of the first.
@@ -120,6 +122,9 @@ class Collocation:
         self.reuse = reuse
         self._preconditioner = self._fresh = self._latest = None
         self.points, self.kinds, first = features.measurements()
+        memory.check_collocation(
+            len(self.points), self.points.shape[1], len(features.operators), rho, supernode
+        )
         self.terms = Terms.of(features.operators)
         start = time.perf_counter()
         self.pattern: Pattern = pattern(self.points, self.kinds, rho, first, supernode)
@@ -215,3 +220,152 @@ class Collocation:
     def values(self, mean: np.ndarray, kind: int = 0) -> np.ndarray:
         """The mean of the kind-``kind`` features (point values: every point)."""
         return mean[self.features.feature_index(kind)]
+
+
+@dataclass
+class Solution:
+    """A Gauss-Newton solve by sparse collocation.
+
+    Attributes:
+        engine: the ``Collocation`` (its factor, pattern and timings).
+        values: array (m, n_i): each feature of the equation at the interior points.
+        u: array (n_b + n_i,): the solution at every point (boundary first).
+        steps: the relative change of the interior solution at each step.
+        converged: whether the last change was below the tolerance.
+        rho: the radius factor of the factor this solution came from.
+        check: with ``gauss_newton(..., check=True)``, the relative difference of ``u``
+            from the solution at ``rho - 1``: how far the sparse answer may be from the
+            exact GP's (the difference at ``rho - 1`` is larger than the error at
+            ``rho``, where the error falls with ``rho``); None otherwise.
+    """
+
+    engine: Collocation
+    values: np.ndarray
+    u: np.ndarray
+    steps: list
+    converged: bool
+    rho: float
+    check: float | None = None
+
+
+def gauss_newton(
+    equation,
+    kernel,
+    boundary,
+    boundary_values,
+    interior,
+    forcing,
+    rho: float = 5.0,
+    nugget: float = 1e-10,
+    tolerance: float = 1e-8,
+    iterations: int = 20,
+    check: bool = False,
+) -> Solution:
+    """Solve ``F(L_1 u, ..., L_m u) = forcing`` at the interior points with ``u`` given at
+    the boundary points, by Gauss-Newton from ``u = 0``: each step solves the equation
+    linearised at the last solution (``pigp.operators.linearisation.Linearisation``)
+    by ``Collocation.solve``; the features' factor is made once.
+
+    Args:
+        equation: a ``pigp.operators.Nonlinear`` (its features constant-coefficient
+            operators on one field; an ``Identity`` feature is the point value).
+        kernel: the prior covariance of u (a Matérn screens).
+        boundary: array (n_b, d); boundary_values: (n_b,).
+        interior: array (n_i, d); forcing: (n_i,).
+        rho, nugget: as ``Collocation``'s.
+        tolerance: stop when the interior solution changes by less than this, relative.
+        iterations: at most this many steps.
+        check: solve again at ``rho - 1`` and report the difference
+            (``Solution.check``); about 1.5 times the time.
+
+    Returns:
+        A ``Solution``.
+    """
+    solution = _gauss_newton(
+        equation,
+        kernel,
+        boundary,
+        boundary_values,
+        interior,
+        forcing,
+        rho,
+        nugget,
+        tolerance,
+        iterations,
+    )
+    if check:
+        coarser = _gauss_newton(
+            equation,
+            kernel,
+            boundary,
+            boundary_values,
+            interior,
+            forcing,
+            rho - 1,
+            nugget,
+            tolerance,
+            iterations,
+        )
+        solution.check = float(np.linalg.norm(solution.u - coarser.u) / np.linalg.norm(solution.u))
+    return solution
+
+
+def _gauss_newton(
+    equation,
+    kernel,
+    boundary,
+    boundary_values,
+    interior,
+    forcing,
+    rho,
+    nugget,
+    tolerance,
+    iterations,
+) -> Solution:
+    """``gauss_newton`` at one ``rho``."""
+    from ...operators.linearisation import Linearisation
+
+    boundary = np.asarray(boundary, np.float64)
+    interior = np.asarray(interior, np.float64)
+    d = interior.shape[1]
+    dims = equation.dims
+    names = list(equation.features)
+    resolved = [equation.features[a].resolve(d, dims) for a in names]
+    identity = Identity.resolve(d)
+    # Kind 0 is the point value; the other features are kinds 1, 2, ... in order.
+    kinds, operators = [], [identity]
+    for terms in resolved:
+        if _same_terms(terms, identity):
+            kinds.append(0)
+        else:
+            kinds.append(len(operators))
+            operators.append(terms)
+    if len(operators) == 1:
+        raise ValueError("equation: expected a feature that is not the point value")
+    features = Features(np.concatenate([boundary, interior]), len(boundary), operators)
+    engine = Collocation(kernel, features, rho=rho, nugget=nugget)
+    n_i = len(interior)
+    values = np.zeros((len(names), n_i))
+    linearisation = Linearisation(equation, values)
+    steps, u = [], np.zeros(n_i)
+    for _ in range(iterations):
+        linearisation.assign(values)
+        jacobian = [np.asarray(c, np.float64) * np.ones(n_i) for c in linearisation.jacobian()]
+        coefficients = np.zeros((n_i, len(operators)))
+        for a, kind in enumerate(kinds):
+            coefficients[:, kind] += jacobian[a]
+        rhs = linearisation.right_hand_side(np.asarray(forcing, np.float64))
+        mean = engine.solve(coefficients, np.concatenate([boundary_values, rhs]))
+        values = np.stack([engine.values(mean, kind)[-n_i:] for kind in kinds])
+        new = engine.values(mean)[len(boundary) :]
+        steps.append(float(np.linalg.norm(new - u) / max(np.linalg.norm(new), 1e-300)))
+        u = new
+        if steps[-1] < tolerance:
+            break
+    return Solution(engine, values, engine.values(mean), steps, steps[-1] < tolerance, rho)
+
+
+def _same_terms(a: list, b: list) -> bool:
+    """Whether two resolved operators are the same terms (constant coefficients)."""
+    key = lambda terms: sorted((tuple(t[1]), float(t[0].constant)) for t in terms)  # noqa: E731
+    return key(a) == key(b)

@@ -1,0 +1,176 @@
+"""The sparse inverse-Cholesky engine against dense linear algebra at N ~ 2,500: the same
+Gauss-Newton steps, the same kernel and nugget, the posterior mean of u by PCG through
+the sparse factors against ``K(x, data) K(data, data)^-1 y`` with dense matrices, by the
+radius factor rho.
+
+Problems (Dirichlet data on the unit square's boundary, an n x n interior grid, Matérn
+7/2 with lengthscale 0.3): Poisson -Lap u = f with u = sin(pi x) sin(pi y) + 0.5 sin(4 pi
+x) sin(3 pi y) (linear: one step), and -Lap u + u^3 = f with Chen et al.'s u
+(``pigp.experiments.nonlinear.elliptic_solution``). Each (problem, rho, nugget) runs in a
+fresh process (its peak memory is its own).
+
+    python benchmarks/collocation_agreement.py --grid 50 --rhos 3 4 5 6 --out X.json
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+from common import peak_gb, write_json
+
+PI = 3.141592653589793
+
+
+def _square(n):
+    import numpy as np
+
+    h = 1.0 / (n + 1)
+    g = np.arange(1, n + 1) * h
+    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    b = np.arange(0, n + 1) * h
+    zero, one = 0 * b, 1 + 0 * b
+    boundary = np.concatenate(
+        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
+    )
+    return boundary, interior
+
+
+def _problem(name):
+    """``(equation, u, forcing)`` of a problem."""
+    import numpy as np
+
+    from pigp.experiments.nonlinear import _elliptic_forcing, elliptic_equation, elliptic_solution
+    from pigp.operators import laplacian, nonlinear
+
+    if name == "elliptic":
+        return elliptic_equation(), elliptic_solution, _elliptic_forcing
+
+    def u(X):
+        x, y = X[:, 0], X[:, 1]
+        return np.sin(PI * x) * np.sin(PI * y) + 0.5 * np.sin(4 * PI * x) * np.sin(3 * PI * y)
+
+    def forcing(X):
+        x, y = X[:, 0], X[:, 1]
+        return 2 * PI**2 * np.sin(PI * x) * np.sin(PI * y) + 12.5 * PI**2 * np.sin(
+            4 * PI * x
+        ) * np.sin(3 * PI * y)
+
+    def minus_laplacian(v, p):
+        return -v["lap"]
+
+    equation = nonlinear(minus_laplacian, {"lap": laplacian("x", "y")}).with_dims("x", "y")
+    return equation, u, forcing
+
+
+def run(problem: str, n: int, rho: float, nugget: float) -> dict:
+    import numpy as np
+
+    import pigp
+    from pigp.engines.cholesky.collocation import gauss_newton
+    from pigp.engines.cholesky.factor import covariance_rows
+
+    equation, u, forcing = _problem(problem)
+    boundary, interior = _square(n)
+    kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
+    g, f = u(boundary), forcing(interior)
+    start = time.perf_counter()
+    solution = gauss_newton(equation, kernel, boundary, g, interior, f, rho=rho, nugget=nugget)
+    seconds = time.perf_counter() - start
+    sparse_peak = peak_gb()
+    sparse = solution.u[len(boundary) :]
+    # Dense: the same linearisations, from the dense solution's own last step.
+    engine = solution.engine
+    b, n_i = len(boundary), len(interior)
+    points, _, _ = engine.features.measurements()
+    data_points = points[engine.data_at]
+    from pigp.operators.linearisation import Linearisation
+
+    names = list(equation.features)
+    values = np.zeros((len(names), n_i))
+    kinds = [0 if name == "u" else 1 for name in names]
+    linearisation = Linearisation(equation, values)
+    dense = np.zeros(n_i)
+    start = time.perf_counter()
+    for _ in range(len(solution.steps)):
+        linearisation.assign(values)
+        coefficients = np.zeros((n_i, 2))
+        for a, c in enumerate(linearisation.jacobian()):
+            coefficients[:, kinds[a]] += np.asarray(c) * np.ones(n_i)
+        W = engine.combination(coefficients) @ engine.weights
+        m = b + n_i
+        K = covariance_rows(kernel, engine.terms, data_points, W, np.arange(m), np.arange(m))
+        K += nugget * np.diag(np.diag(K))
+        alpha = np.linalg.solve(K, np.concatenate([g, linearisation.right_hand_side(f)]))
+        X = np.concatenate([interior, interior, data_points])
+        weights = np.concatenate(
+            [engine.weights[b : b + n_i], engine.weights[len(engine.features.points) :], W]
+        )
+        cross = covariance_rows(
+            kernel, engine.terms, X, weights, np.arange(2 * n_i), 2 * n_i + np.arange(m)
+        )
+        mean = cross @ alpha
+        dense = mean[:n_i]
+        values = np.stack([mean[:n_i] if k == 0 else mean[n_i:] for k in kinds])
+    dense_seconds = time.perf_counter() - start
+    truth = u(interior)
+    return {
+        "problem": problem,
+        "interior": n_i,
+        "rho": rho,
+        "nugget": nugget,
+        "difference_from_dense": float(np.linalg.norm(sparse - dense) / np.linalg.norm(dense)),
+        "sparse_error": float(np.linalg.norm(sparse - truth) / np.linalg.norm(truth)),
+        "dense_error": float(np.linalg.norm(dense - truth) / np.linalg.norm(truth)),
+        "gauss_newton_steps": len(solution.steps),
+        "pcg_iterations": solution.engine.timings.iterations,
+        "sparse_seconds": seconds,
+        "dense_seconds": dense_seconds,
+        "sparse_peak_gb": sparse_peak,
+        "factor_entries_per_column": solution.engine.factor.nnz() / len(points),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grid", type=int, default=50, help="n: n^2 interior points")
+    parser.add_argument("--problems", nargs="*", default=["poisson", "elliptic"])
+    parser.add_argument("--rhos", nargs="*", type=float, default=[3.0, 4.0, 5.0, 6.0])
+    parser.add_argument("--nuggets", nargs="*", type=float, default=[1e-10])
+    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # a child's run
+    parser.add_argument("--out", default="build/benchmarks/collocation_agreement.json")
+    args = parser.parse_args()
+    if args.one is not None:
+        problem, rho, nugget = args.one
+        print(json.dumps(run(problem, args.grid, float(rho), float(nugget))))
+        return
+    print(
+        f"{'problem':<9} {'rho':>4} {'nugget':>7} {'vs dense':>9} {'error':>9} "
+        f"{'dense err':>9} {'sparse s':>8} {'dense s':>7} {'its':>7} {'peak GB':>7}",
+        flush=True,
+    )
+    rows = []
+    for problem in args.problems:
+        for nugget in args.nuggets:
+            for rho in args.rhos:
+                command = [sys.executable, __file__, "--grid", str(args.grid)]
+                command += ["--one", problem, str(rho), str(nugget)]
+                done = subprocess.run(
+                    command, capture_output=True, text=True, check=True, timeout=3600
+                )
+                row = json.loads(done.stdout.strip().splitlines()[-1])
+                rows.append(row)
+                its = row["pcg_iterations"]
+                print(
+                    f"{problem:<9} {rho:4.0f} {nugget:7.0e} {row['difference_from_dense']:9.1e} "
+                    f"{row['sparse_error']:9.2e} {row['dense_error']:9.2e} "
+                    f"{row['sparse_seconds']:8.1f} {row['dense_seconds']:7.1f} "
+                    f"{min(its):>3}-{max(its):<3} {row['sparse_peak_gb']:7.2f}",
+                    flush=True,
+                )
+    write_json(args.out, rows)
+
+
+if __name__ == "__main__":
+    main()
