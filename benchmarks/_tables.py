@@ -424,8 +424,96 @@ def reaction_inverse() -> str:
     return _table(header, rows)
 
 
+def collocation_scale() -> str:
+    """``benchmarks/collocation_scale.py``: the sparse engine on -Lap u + u^3 = f by N."""
+    rows = []
+    for r in _load("collocation_scale"):
+        its = r["pcg_iterations"]
+        rows.append(
+            (
+                f"{r['interior']:,}",
+                f"{r['measurements']:,}",
+                f"{r['relative_l2']:.2e}",
+                f"{r['seconds']:.1f} s",
+                f"{r['pattern_seconds']:.1f} / {r['factor_seconds']:.1f} / "
+                f"{r['reduced_factor_seconds']:.1f} / {r['pcg_seconds']:.1f} s",
+                r["gauss_newton_steps"],
+                f"{min(its)}–{max(its)}",
+                f"{r['factor_entries_per_column']:.0f}",
+                f"{r['peak_gb']:.2f} GB",
+            )
+        )
+    header = (
+        "interior points",
+        "measurements",
+        "error",
+        "time",
+        "pattern / factor / reduced factor / PCG",
+        "GN steps",
+        "PCG its/step",
+        "factor entries/column",
+        "peak",
+    )
+    return _table(header, rows)
+
+
+def collocation_agreement() -> str:
+    """``benchmarks/collocation_agreement.py``: sparse against dense by rho and nugget."""
+    rows = []
+    for r in _load("collocation_agreement"):
+        its = r["pcg_iterations"]
+        rows.append(
+            (
+                r["problem"],
+                f"{r['rho']:g}",
+                f"{r['nugget']:.0e}",
+                f"{r['difference_from_dense']:.1e}",
+                f"{r['sparse_error']:.2e}",
+                f"{r['dense_error']:.2e}",
+                f"{r['sparse_seconds']:.1f} s",
+                f"{min(its)}–{max(its)}",
+                f"{r['sparse_peak_gb']:.2f} GB",
+            )
+        )
+    header = (
+        "problem",
+        "ρ",
+        "nugget",
+        "from dense",
+        "error",
+        "dense error",
+        "sparse time",
+        "PCG its/step",
+        "peak",
+    )
+    return _table(header, rows)
+
+
+def vecchia_likelihood() -> str:
+    """``benchmarks/vecchia_likelihood.py``: the Vecchia log-likelihood against dense."""
+    data = _load("vecchia_likelihood")
+    rows = []
+    for r in data["rows"]:
+        rows.append(
+            (
+                "dense" if r["rho"] is None else f"{r['rho']:g}",
+                f"{r.get('entries_per_column', data['values']):.0f}",
+                f"{r['log_likelihood']:.1f}",
+                f"{r['gap']:.1f}",
+                f"{r['argmax_alpha']:.4f}",
+                f"{r['argmax_lengthscale_x']:.4f}",
+                f"{r['seconds']:.2f} s",
+            )
+        )
+    header = ("ρ", "entries/column", "log p", "gap", "maximum in α", "maximum in ℓₓ", "time")
+    return _table(header, rows)
+
+
 TABLES = {
     "calibration": calibration,
+    "vecchia-likelihood": vecchia_likelihood,
+    "collocation-scale": collocation_scale,
+    "collocation-agreement": collocation_agreement,
     "performance-steps-float64": lambda: performance_steps("float64"),
     "performance-steps-float32": lambda: performance_steps("float32"),
     "performance-parts-float64": lambda: performance_parts("float64"),

@@ -69,7 +69,7 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
 
     import pigp
     from pigp.engines.cholesky.collocation import gauss_newton
-    from pigp.engines.cholesky.factor import covariance_rows
+    from pigp.engines.cholesky.factor import dense_block
 
     equation, u, forcing = _problem(problem)
     boundary, interior = _square(n)
@@ -100,16 +100,15 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
             coefficients[:, kinds[a]] += np.asarray(c) * np.ones(n_i)
         W = engine.combination(coefficients) @ engine.weights
         m = b + n_i
-        K = covariance_rows(kernel, engine.terms, data_points, W, np.arange(m), np.arange(m))
+        K = dense_block(kernel, engine.terms, data_points, W, np.arange(m), np.arange(m))
         K += nugget * np.diag(np.diag(K))
         alpha = np.linalg.solve(K, np.concatenate([g, linearisation.right_hand_side(f)]))
         X = np.concatenate([interior, interior, data_points])
         weights = np.concatenate(
             [engine.weights[b : b + n_i], engine.weights[len(engine.features.points) :], W]
         )
-        cross = covariance_rows(
-            kernel, engine.terms, X, weights, np.arange(2 * n_i), 2 * n_i + np.arange(m)
-        )
+        columns = 2 * n_i + np.arange(m)
+        cross = dense_block(kernel, engine.terms, X, weights, np.arange(2 * n_i), columns)
         mean = cross @ alpha
         dense = mean[:n_i]
         values = np.stack([mean[:n_i] if k == 0 else mean[n_i:] for k in kinds])

@@ -81,7 +81,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grids", nargs="*", type=int, default=[100], help="n: n^2 interior")
     parser.add_argument("--rho", type=float, default=5.0)
-    parser.add_argument("--nugget", type=float, default=1e-10)
+    parser.add_argument("--nugget", type=float, default=1e-12)
     parser.add_argument("--supernode", type=float, default=1.3)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child's grid
     parser.add_argument("--out", default="build/benchmarks/collocation_scale.json")

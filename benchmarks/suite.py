@@ -343,11 +343,33 @@ CASES = [
         "sparse-collocation",
         "scale",
         "collocation_scale.py",
-        ("--grids", "100"),
+        ("--grids", "100", "200", "316", "500"),
         "collocation_scale.json",
-        "benchmarks/README.md (the engine is not yet on a page)",
-        "the sparse inverse-Cholesky engine on -Δu + u³ = f by Gauss–Newton: error, time, "
-        "PCG iterations and peak memory by N (pigp.engines.cholesky)",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "the sparse inverse-Cholesky engine on -Δu + u³ = f by Gauss–Newton from 10⁴ to "
+        "2.5·10⁵ interior points: error, time by stage, PCG iterations and peak memory "
+        "(pigp.engines.cholesky)",
+    ),
+    Case(
+        "vecchia-likelihood",
+        "accuracy",
+        "vecchia_likelihood.py",
+        (),
+        "vecchia_likelihood.json",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "the Vecchia log-likelihood against the exact one at 2,500 u and f values of the "
+        "heat equation: its value and the maximum in α and in a lengthscale, by ρ",
+    ),
+    Case(
+        "sparse-agreement",
+        "accuracy",
+        "collocation_agreement.py",
+        ("--grid", "50", "--rhos", "3", "4", "5", "6", "--nuggets", "1e-10", "1e-12"),
+        "collocation_agreement.json",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "the sparse engine against dense Gauss–Newton at 2,500 interior points (Poisson, "
+        "-Δu + u³ = f) by ρ and nugget: the posterior mean's distance from dense, errors, "
+        "time",
     ),
     # peers
     Case(

@@ -121,9 +121,11 @@ def check_fit(n: int, fields: int = 1) -> None:
 #: before its first point (TensorFlow, and the kernel's compiled program) and the bytes
 #: per entry of the features' factor (its SuperLU copy, the reduced factor, the
 #: pattern). Measured on -Lap u + u^3 = f (``python benchmarks/collocation_scale.py
-#: --grids 100 200 316 500``, rho 5, 142 entries a column): peaks of 1.29, 1.59, 2.02
-#: and 3.29 GB at 2.0e4, 8.1e4, 2.0e5 and 5.0e5 measurements, 1.2 GB and 3.6-5.0 kB per
-#: measurement beyond it (26-35 bytes per entry).
+#: --grids 100 200 316 500``, rho 5, 136-142 entries a column): peaks of 1.26, 1.46,
+#: 2.01 and 3.30 GB at 2.0e4, 8.1e4, 2.0e5 and 5.0e5 measurements (nugget 1e-12; 1.29,
+#: 1.59, 2.02 and 3.29 GB in a run at 1e-10): about 1.1 GB before the first point and
+#: 3-4.6 kB per measurement beyond it (22-32 bytes per entry). The estimate is 1.08-1.12
+#: times those peaks.
 COLLOCATION_OVERHEAD = 1200 * 2**20
 COLLOCATION_BYTES_PER_ENTRY = 36
 

@@ -11,6 +11,7 @@ Parameters are stored in float64 and cast to a model's dtype where they are used
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 
 import numpy as np
@@ -101,7 +102,7 @@ class Parameter(tf.Module):
         name: str | None = None,
         prior=None,
     ):
-        super().__init__(name=name or "parameter")
+        super().__init__(name=_module_name(name or "parameter"))
         self.label = name
         value = _as_float_array(value, self.name)
         self.prior = _check_prior(prior, self.name)
@@ -591,6 +592,15 @@ class Coefficient:
         ]
         text += [f"{getattr(f, '__name__', 'function')}(x)" for f in self.functions]
         return "*".join(text)
+
+
+def _module_name(name: str) -> str:
+    """``name`` as a Python identifier, as TensorFlow takes a module's name (the name a
+    user gave, e.g. a data set's "initial and walls", stays the ``label``)."""
+    if not isinstance(name, str):
+        raise ValueError(f"name: expected a string, got {name!r}")
+    cleaned = re.sub(r"\W", "_", name)
+    return cleaned if cleaned.isidentifier() else f"_{cleaned}"
 
 
 def _as_float_array(value, name: str) -> np.ndarray:

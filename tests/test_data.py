@@ -30,6 +30,33 @@ def test_poisson_1d_with_dirichlet_and_neumann_data():
     assert set(model.parameter_values()) >= {"dirichlet.noise", "neumann.noise"}
 
 
+def test_a_set_named_with_spaces_and_punctuation_fits_predicts_and_saves(tmp_path):
+    """A name a user writes ("initial & walls (exact)") names the set's noise in
+    ``parameter_values`` and its output in ``predict``, and survives save/load; the
+    answer is the one of the same set named plainly."""
+    u = lambda x: np.sin(np.pi * x / 2)
+    X_f = np.linspace(0.05, 0.95, 12)[:, None]
+    f = -((np.pi / 2) ** 2) * u(X_f[:, 0])
+    means = []
+    for name in ("initial & walls (exact)", "walls"):
+        model = pigp.PIGP(pigp.kernels.SquaredExponential(), D(0, 2))
+        model.fit(
+            X_f=X_f,
+            y_f=f,
+            observations=[pigp.Observations([[0.0], [1.0]], [0.0, 1.0], Identity, name=name)],
+            steps=300,
+        )
+        assert f"{name}.noise" in model.parameter_values()
+        mean, _ = model.predict([[0.5]], output=name)
+        means.append(mean[0])
+        path = tmp_path / "model.pigp"
+        model.save(path)
+        again = pigp.load(path)
+        np.testing.assert_allclose(again.predict([[0.5]], output=name)[0], mean, rtol=1e-9)
+    assert means[0] == pytest.approx(means[1], rel=1e-9)
+    assert means[0] == pytest.approx(u(0.5), abs=1e-2)
+
+
 @pytest.mark.parametrize("positive", [None, True])
 def test_learned_diffusivity_and_its_laplace_std(positive):
     """alpha is recovered; its Laplace std equals one from a finite-difference Hessian

@@ -231,6 +231,10 @@ def test_bad_equations_and_settings_are_refused_with_the_argument_named():
         nonlinear(lambda v, p: v["u"], {"u": "u"})
     with pytest.raises(ValueError, match="parameters"):  # a number is a constant; not text
         nonlinear(lambda v, p: v["u"], {"u": Identity}, {"nu": "0.1"})
+    # A feature named "u" that is not u would be shadowed by u in predict(output="u").
+    with pytest.raises(ValueError, match=r"features\['u'\]: 'u' names the field itself"):
+        nonlinear(lambda v, p: v["u"] ** 2, {"u": D("x")})
+    nonlinear(lambda v, p: v["u"] ** 2, {"u": 1.0 * Identity})  # u itself, written otherwise
     with pytest.raises(ValueError, match="operator"):
         pigp.SparsePIGP(kernel, burgers(nu))
 

@@ -7,7 +7,7 @@ import pytest
 
 import pigp
 from pigp.engines.cholesky.collocation import Collocation, Features
-from pigp.engines.cholesky.factor import Terms, covariance_rows, factor
+from pigp.engines.cholesky.factor import Terms, covariance_rows, dense_block, factor
 from pigp.engines.cholesky.ordering import maximin, pattern
 from pigp.operators import D, Identity
 
@@ -80,7 +80,8 @@ def poisson():
 
 def test_the_measurements_covariance_is_the_dense_models_blocks(poisson):
     """``covariance_rows`` (every kind's weights on every term, one pass over the
-    kernel's derivatives) against ``pigp.kernels.covariance.block`` per pair of kinds."""
+    kernel's derivatives) and ``dense_block`` (the factor's compiled program) against
+    ``pigp.kernels.covariance.block`` per pair of kinds."""
     import tensorflow as tf
 
     from pigp.kernels.covariance import block
@@ -102,6 +103,9 @@ def test_the_measurements_covariance_is_the_dense_models_blocks(poisson):
                 features.operators[right_kind],
             ).numpy()
             np.testing.assert_allclose(ours, dense, rtol=1e-12, atol=1e-12 * np.abs(dense).max())
+            compiled = dense_block(kernel, terms, points, W, left, right)
+            scale = np.abs(dense).max()
+            np.testing.assert_allclose(compiled, dense, rtol=1e-10, atol=1e-12 * scale)
 
 
 def test_the_factor_inverts_theta_when_every_column_sees_every_earlier_one(poisson):
@@ -159,6 +163,9 @@ def test_collocation_through_the_factor_is_the_dense_posterior_mean(poisson):
     dense = cross @ np.linalg.solve(K, y)
     assert sparse.last.converged
     assert np.linalg.norm(mean - dense) / np.linalg.norm(dense) < 1e-3
+    # Conjugate gradients stopped short say so.
+    with pytest.warns(RuntimeWarning, match="conjugate gradients stopped after 3 iterations"):
+        sparse.solve(coefficients, y, maxiter=3)
     # 81 interior points resolve u to a few per cent (the dense GP alike).
     assert np.linalg.norm(mean - u[b:]) / np.linalg.norm(u[b:]) < 5e-2
 

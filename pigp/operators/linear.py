@@ -333,6 +333,15 @@ def _as_operator(value):
 Identity = Operator([(1.0, {})])
 
 
+def _is_identity(operator: Operator) -> bool:
+    """Whether ``operator`` is ``Identity`` (one term: coefficient 1, no derivative)."""
+    if len(operator.terms) != 1:
+        return False
+    coefficient, orders, _ = operator.terms[0]
+    plain = not (coefficient.varies or coefficient.parameters)
+    return plain and not orders and coefficient.constant == 1.0
+
+
 def apply(operator: Operator, function, X, dims=None, dtype=tf.float64) -> np.ndarray:
     """``(L u)(X)`` for a TensorFlow function ``u`` of X's rows, by nested tapes.
 
@@ -428,6 +437,11 @@ class Nonlinear:
                 raise ValueError(
                     f"features[{name!r}]: expected an operator with constant coefficients "
                     "(put coefficients that vary or are learned into the residual)"
+                )
+            if name == "u" and not _is_identity(operator):
+                raise ValueError(
+                    f"features['u']: 'u' names the field itself (predict(X, output='u') "
+                    f"gives u), but this feature is {operator!r}; give it another name"
                 )
         parameters = dict(parameters or {})
         for name, p in list(parameters.items()):
