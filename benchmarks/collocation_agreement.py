@@ -14,11 +14,9 @@ fresh process (its peak memory is its own).
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 
-from common import peak_gb, write_json
+from common import in_fresh_process, peak_gb, write_json
 
 PI = 3.141592653589793
 
@@ -153,12 +151,9 @@ def main():
     for problem in args.problems:
         for nugget in args.nuggets:
             for rho in args.rhos:
-                command = [sys.executable, __file__, "--grid", str(args.grid)]
-                command += ["--one", problem, str(rho), str(nugget)]
-                done = subprocess.run(
-                    command, capture_output=True, text=True, check=True, timeout=3600
+                row = in_fresh_process(
+                    [__file__, "--grid", str(args.grid), "--one", problem, str(rho), str(nugget)]
                 )
-                row = json.loads(done.stdout.strip().splitlines()[-1])
                 rows.append(row)
                 its = row["pcg_iterations"]
                 print(

@@ -11,11 +11,9 @@ Each size runs in a fresh process (its peak memory is its own).
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 
-from common import peak_gb, write_json
+from common import in_fresh_process, peak_gb, write_json
 
 
 def solve(n: int, rho: float, nugget: float, supernode: float) -> dict:
@@ -96,20 +94,10 @@ def main():
         flush=True,
     )
     for n in args.grids:
-        command = [
-            sys.executable,
-            __file__,
-            "--one",
-            str(n),
-            "--rho",
-            str(args.rho),
-            "--nugget",
-            str(args.nugget),
-            "--supernode",
-            str(args.supernode),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=3600)
-        row = json.loads(done.stdout.strip().splitlines()[-1])
+        row = in_fresh_process(
+            [__file__, "--one", str(n), "--rho", str(args.rho), "--nugget", str(args.nugget)]
+            + ["--supernode", str(args.supernode)]
+        )
         rows.append(row)
         its = row["pcg_iterations"]
         print(

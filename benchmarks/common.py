@@ -8,6 +8,8 @@ memory with ``peak_gb``, so that a figure means the same in every table.
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import time
 
 
@@ -53,3 +55,12 @@ def peak_gb() -> float:
     from pigp.memory import peak_bytes
 
     return peak_bytes() / 1e9
+
+
+def in_fresh_process(arguments, timeout: float = 3600) -> dict:
+    """Run ``python *arguments`` in a fresh process (its peak memory its own) and return
+    the JSON object its last line of output prints."""
+    done = subprocess.run(
+        [sys.executable, *arguments], capture_output=True, text=True, check=True, timeout=timeout
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -318,3 +318,20 @@ def test_a_collocation_beyond_the_memory_is_refused_before_any_work(monkeypatch)
     small = memory.collocation_bytes(10**4, 2)
     assert small < memory.collocation_bytes(10**5, 2) < memory.collocation_bytes(10**5, 3)
     assert memory.collocation_bytes(10**5, 2, rho=6.0) > memory.collocation_bytes(10**5, 2)
+
+
+def test_bad_input_to_gauss_newton_is_refused_with_the_argument_named():
+    from pigp.engines.cholesky.collocation import gauss_newton
+    from pigp.experiments.nonlinear import elliptic_equation
+
+    boundary, interior = square(4)
+    kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
+    g, f = np.zeros(len(boundary)), np.ones(len(interior))
+    bad = f.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="forcing"):
+        gauss_newton(elliptic_equation(), kernel, boundary, g, interior, bad)
+    with pytest.raises(ValueError, match="interior: expected 2 columns"):
+        gauss_newton(elliptic_equation(), kernel, boundary, g, interior[:, :1], f)
+    with pytest.raises(ValueError, match="boundary_values"):
+        gauss_newton(elliptic_equation(), kernel, boundary, g[:-1], interior, f)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ... import _validation as validate
 from ... import memory
 from ..._tensorflow import tf
 from ..._warnings import warn
@@ -298,48 +299,27 @@ def gauss_newton(
     Returns:
         A ``Solution``.
     """
-    solution = _gauss_newton(
-        equation,
-        kernel,
-        boundary,
-        boundary_values,
-        interior,
-        forcing,
-        rho,
-        nugget,
-        tolerance,
-        iterations,
+    boundary = validate.as_inputs("boundary", boundary)
+    boundary_values = validate.as_targets(
+        "boundary_values", boundary_values, len(boundary), "boundary"
     )
+    interior = validate.as_inputs("interior", interior, boundary.shape[1])
+    forcing = validate.as_targets("forcing", forcing, len(interior), "interior")
+    problem = (equation, kernel, boundary, boundary_values, interior, forcing)
+    settings = (nugget, tolerance, iterations)
+    solution = _gauss_newton(problem, rho, settings)
     if check:
-        coarser = _gauss_newton(
-            equation,
-            kernel,
-            boundary,
-            boundary_values,
-            interior,
-            forcing,
-            rho - 1,
-            nugget,
-            tolerance,
-            iterations,
-        )
-        solution.check = float(np.linalg.norm(solution.u - coarser.u) / np.linalg.norm(solution.u))
+        coarser = _gauss_newton(problem, rho - 1, settings)
+        difference = np.linalg.norm(solution.u - coarser.u) / np.linalg.norm(solution.u)
+        solution.check = float(difference)
     return solution
 
 
-def _gauss_newton(
-    equation,
-    kernel,
-    boundary,
-    boundary_values,
-    interior,
-    forcing,
-    rho,
-    nugget,
-    tolerance,
-    iterations,
-) -> Solution:
-    """``gauss_newton`` at one ``rho``."""
+def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
+    """``gauss_newton`` at one ``rho``: ``problem`` its first six arguments (validated),
+    ``settings`` (nugget, tolerance, iterations)."""
+    equation, kernel, boundary, boundary_values, interior, forcing = problem
+    nugget, tolerance, iterations = settings
     from ...operators.linearisation import Linearisation
 
     boundary = np.asarray(boundary, np.float64)
