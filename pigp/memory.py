@@ -93,9 +93,13 @@ def largest_n(memory: int) -> int:
     return int((max(0, memory - OVERHEAD) / BYTES_PER_ENTRY) ** 0.5)
 
 
-def check_fit(n: int, fields: int = 1) -> None:
+def check_fit(n: int, fields: int = 1, nonlinear: bool = False) -> None:
     """Refuse (``ValueError``) an exact fit of ``n`` values that would not fit in the
     memory available, and warn above half of it.
+
+    Args:
+        nonlinear: the model is a nonlinear equation, which ``pigp.SparsePIGP`` does not
+            take: the message points to the sparse collocation engine instead.
 
     Raises:
         ValueError: stating the estimate, the memory available and the N that fits.
@@ -103,12 +107,21 @@ def check_fit(n: int, fields: int = 1) -> None:
     need, have = fit_bytes(n, fields), available_bytes()
     gb = 1e9
     if need > have:
+        if nonlinear:
+            way = (
+                "A nonlinear equation of one field with Dirichlet data solves at 10^5 points "
+                "and more by pigp.engines.cholesky.collocation.gauss_newton (sparse "
+                "collocation, fixed hyper-parameters); or use fewer points"
+            )
+        else:
+            way = (
+                "Use pigp.SparsePIGP (inducing points; memory independent of the number of "
+                "values) for data of this size, or fewer points"
+            )
         raise ValueError(
             f"fit: {n} data values need about {need / gb:.1f} GB for the exact GP (K is "
             f"{n} x {n}, and the fit holds ~12 arrays of its size), but {have / gb:.1f} GB are "
-            f"available: at most {largest_n(have)} values fit here. Use pigp.SparsePIGP "
-            "(inducing points; memory independent of the number of values) for data of "
-            "this size, or fewer points"
+            f"available: at most {largest_n(have)} values fit here. {way}"
         )
     if need > WARN_FRACTION * have:
         warn(

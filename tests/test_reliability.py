@@ -342,6 +342,22 @@ def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
         model.fit(X_u, y_u, X_f, y_f, steps=0)
 
 
+def test_a_nonlinear_model_refused_for_memory_is_not_sent_to_sparse_pigp(monkeypatch):
+    """SparsePIGP refuses nonlinear equations, so the refusal points to the sparse
+    collocation engine, which solves them."""
+    from pigp import memory
+    from pigp.experiments.nonlinear import elliptic_equation
+
+    rng = np.random.default_rng(0)
+    X_b, X_i = rng.uniform(size=(40, 2)), rng.uniform(size=(60, 2))
+    monkeypatch.setattr(memory, "available_bytes", lambda: memory.fit_bytes(100) // 2)
+    model = pigp.PIGP(pigp.kernels.Matern72(), elliptic_equation())
+    with pytest.raises(ValueError, match="gauss_newton") as refused:
+        model.fit(X_b, np.sin(X_b[:, 0]), X_i, np.ones(60))
+    assert "SparsePIGP" not in str(refused.value)
+    assert model.data is None
+
+
 _INTERRUPT = textwrap.dedent("""
     import signal, sys, time, numpy as np, pigp
     # A shell's background job starts with SIGINT ignored, and Python then installs no

@@ -295,7 +295,7 @@ class PIGP(Model):
             )
         gauss_newton = Solver.updated(plan.solver, solver)
         data = self.prepare_data(X_u, y_u, X_f, y_f, observations)
-        memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1)
+        memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1, self.nonlinear)
         self._release_held()
         if self.nonlinear:
             fit_nonlinear(self, data, plan, run, gauss_newton, verbose, callback)
