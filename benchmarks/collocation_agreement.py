@@ -5,8 +5,10 @@ radius factor rho.
 
 Problems (Dirichlet data on the unit square's boundary, an n x n interior grid, Matérn
 7/2 with lengthscale 0.3): Poisson -Lap u = f with u = sin(pi x) sin(pi y) + 0.5 sin(4 pi
-x) sin(3 pi y) (linear: one step), and -Lap u + u^3 = f with Chen et al.'s u
-(``pigp.experiments.nonlinear.elliptic_solution``). Each (problem, rho, nugget) runs in a
+x) sin(3 pi y) (linear: one step), -Lap u + u^3 = f with Chen et al.'s u
+(``pigp.experiments.nonlinear.elliptic_solution``), and the heat equation u_t - u_xx = f in
+(x, t) with u = exp(-t) sin(pi x), data at t = 0 and on the walls x = 0, 1 (by space-time
+collocation: linear, one step). Each (problem, rho, nugget) runs in a
 fresh process (its peak memory is its own).
 
     python benchmarks/collocation_agreement.py --grid 50 --rhos 3 4 5 6 --out X.json
@@ -40,10 +42,23 @@ def _problem(name):
     import numpy as np
 
     from pigp.experiments.nonlinear import _elliptic_forcing, elliptic_equation, elliptic_solution
-    from pigp.operators import laplacian, nonlinear
+    from pigp.operators import D, laplacian, nonlinear
 
     if name == "elliptic":
         return elliptic_equation(), elliptic_solution, _elliptic_forcing
+    if name == "heat":  # (x, t): u_t - u_xx = f, u = exp(-t) sin(pi x)
+
+        def heat_u(X):
+            return np.exp(-X[:, 1]) * np.sin(PI * X[:, 0])
+
+        def heat_f(X):
+            return (PI**2 - 1) * heat_u(X)
+
+        def heat(v, p):
+            return v["t"] - v["xx"]
+
+        features = {"t": D("t"), "xx": D("x", 2)}
+        return nonlinear(heat, features).with_dims("x", "t"), heat_u, heat_f
 
     def u(X):
         x, y = X[:, 0], X[:, 1]
@@ -71,6 +86,8 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
 
     equation, u, forcing = _problem(problem)
     boundary, interior = _square(n)
+    if problem == "heat":  # data at t = 0 and on the walls; none at t = 1
+        boundary = boundary[(boundary[:, 1] < 1) | (boundary[:, 0] == 0) | (boundary[:, 0] == 1)]
     kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
     g, f = u(boundary), forcing(interior)
     start = time.perf_counter()
@@ -87,13 +104,14 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
 
     names = list(equation.features)
     values = np.zeros((len(names), n_i))
-    kinds = [0 if name == "u" else 1 for name in names]
+    derivatives = [name for name in names if name != "u"]
+    kinds = [0 if name == "u" else 1 + derivatives.index(name) for name in names]
     linearisation = Linearisation(equation, values)
     dense = np.zeros(n_i)
     start = time.perf_counter()
     for _ in range(len(solution.steps)):
         linearisation.assign(values)
-        coefficients = np.zeros((n_i, 2))
+        coefficients = np.zeros((n_i, len(engine.features.operators)))
         for a, c in enumerate(linearisation.jacobian()):
             coefficients[:, kinds[a]] += np.asarray(c) * np.ones(n_i)
         W = engine.combination(coefficients) @ engine.weights
@@ -101,15 +119,16 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
         K = dense_block(kernel, engine.terms, data_points, W, np.arange(m), np.arange(m))
         K += nugget * np.diag(np.diag(K))
         alpha = np.linalg.solve(K, np.concatenate([g, linearisation.right_hand_side(f)]))
-        X = np.concatenate([interior, interior, data_points])
+        kinds_count = len(engine.features.operators)
+        X = np.concatenate([interior] * kinds_count + [data_points])
         weights = np.concatenate(
             [engine.weights[b : b + n_i], engine.weights[len(engine.features.points) :], W]
         )
-        columns = 2 * n_i + np.arange(m)
-        cross = dense_block(kernel, engine.terms, X, weights, np.arange(2 * n_i), columns)
+        columns = kinds_count * n_i + np.arange(m)
+        cross = dense_block(kernel, engine.terms, X, weights, np.arange(kinds_count * n_i), columns)
         mean = cross @ alpha
         dense = mean[:n_i]
-        values = np.stack([mean[:n_i] if k == 0 else mean[n_i:] for k in kinds])
+        values = np.stack([mean[k * n_i : (k + 1) * n_i] for k in kinds])
     dense_seconds = time.perf_counter() - start
     truth = u(interior)
     return {
@@ -132,7 +151,7 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", type=int, default=50, help="n: n^2 interior points")
-    parser.add_argument("--problems", nargs="*", default=["poisson", "elliptic"])
+    parser.add_argument("--problems", nargs="*", default=["poisson", "elliptic", "heat"])
     parser.add_argument("--rhos", nargs="*", type=float, default=[3.0, 4.0, 5.0, 6.0])
     parser.add_argument("--nuggets", nargs="*", type=float, default=[1e-10])
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # a child's run
