@@ -123,11 +123,7 @@ def check_fit(n: int, fields: int = 1, nonlinear: bool = False) -> None:
             f"{n} x {n}, and the fit holds ~12 arrays of its size), but {have / gb:.1f} GB are "
             f"available: at most {largest_n(have)} values fit here. {way}"
         )
-    if need > WARN_FRACTION * have:
-        warn(
-            f"fit: {n} data values need about {need / gb:.1f} GB, "
-            f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
-        )
+    _warn_above_half(f"fit: {n} data values", need, have)
 
 
 #: The sparse inverse-Cholesky engine (``pigp.engines.cholesky``): a process's peak
@@ -167,8 +163,14 @@ def check_collocation(measurements: int, dims: int, kinds: int, rho: float, supe
             "available: use fewer points or a smaller rho (each column holds the "
             "measurements within rho times the spacing)"
         )
+    _warn_above_half(f"collocation: {measurements} measurements", need, have)
+
+
+def _warn_above_half(what: str, need: int, have: int) -> None:
+    """Warn that ``what`` needs ``need`` bytes where that is over ``WARN_FRACTION`` of
+    the ``have`` available."""
     if need > WARN_FRACTION * have:
         warn(
-            f"collocation: {measurements} measurements need about {need / gb:.1f} GB, "
-            f"{need / have:.0%} of the memory available ({have / gb:.1f} GB)",
+            f"{what} need about {need / 1e9:.1f} GB, "
+            f"{need / have:.0%} of the memory available ({have / 1e9:.1f} GB)",
         )

@@ -108,6 +108,27 @@ def test_the_measurements_covariance_is_the_dense_models_blocks(poisson):
             np.testing.assert_allclose(compiled, dense, rtol=1e-10, atol=1e-12 * scale)
 
 
+def test_both_block_paths_are_covariance_rows(poisson):
+    """The factor's blocks by one call per batch (``_blocks``) and, for blocks too large
+    for one call, by pairs (``_pair_blocks``) against ``covariance_rows``."""
+    from pigp.engines.cholesky import factor as stages
+
+    kernel, features = poisson
+    points, kinds, _ = features.measurements()
+    terms = Terms.of(features.operators)
+    W = terms.weights(points, kinds).numpy()
+    program = stages.entries_program(kernel, terms)
+    rng = np.random.default_rng(1)
+    index = np.stack([rng.permutation(len(points))[:48] for _ in range(3)])
+    reference = np.stack([covariance_rows(kernel, terms, points, W, i, i) for i in index])
+    padded_points, padded_W = np.r_[points, points[:1]], np.r_[W, 0 * W[:1]]
+    by_batch = stages._blocks(program, padded_points, padded_W, index, stages._Layout(48))
+    by_pairs = stages._pair_blocks(program, points, W, index)
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(by_batch, reference, rtol=1e-10, atol=1e-12 * scale)
+    np.testing.assert_allclose(by_pairs, reference, rtol=1e-10, atol=1e-12 * scale)
+
+
 def test_the_factor_inverts_theta_when_every_column_sees_every_earlier_one(poisson):
     """At a radius that covers the square the factor is the exact inverse Cholesky
     factor: U U' Theta = I; at smaller radii the KL divergence shrinks as rho grows."""

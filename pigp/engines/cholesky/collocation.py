@@ -37,6 +37,8 @@ from ... import memory
 from ..._tensorflow import tf
 from ..._warnings import warn
 from ...operators import Identity
+from ...operators.linear import _is_identity
+from ...operators.linearisation import Linearisation
 from .factor import Terms, entries_program, factor
 from .ordering import Pattern, pattern
 from .solve import Factor, pcg
@@ -320,23 +322,17 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
     ``settings`` (nugget, tolerance, iterations)."""
     equation, kernel, boundary, boundary_values, interior, forcing = problem
     nugget, tolerance, iterations = settings
-    from ...operators.linearisation import Linearisation
-
-    boundary = np.asarray(boundary, np.float64)
-    interior = np.asarray(interior, np.float64)
     d = interior.shape[1]
     dims = equation.dims
     names = list(equation.features)
-    resolved = [equation.features[a].resolve(d, dims) for a in names]
-    identity = Identity.resolve(d)
     # Kind 0 is the point value; the other features are kinds 1, 2, ... in order.
-    kinds, operators = [], [identity]
-    for terms in resolved:
-        if _same_terms(terms, identity):
+    kinds, operators = [], [Identity.resolve(d)]
+    for name in names:
+        if _is_identity(equation.features[name]):
             kinds.append(0)
         else:
             kinds.append(len(operators))
-            operators.append(terms)
+            operators.append(equation.features[name].resolve(d, dims))
     if len(operators) == 1:
         raise ValueError("equation: expected a feature that is not the point value")
     features = Features(np.concatenate([boundary, interior]), len(boundary), operators)
@@ -360,9 +356,3 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
         if steps[-1] < tolerance:
             break
     return Solution(engine, values, engine.values(mean), steps, steps[-1] < tolerance, rho)
-
-
-def _same_terms(a: list, b: list) -> bool:
-    """Whether two resolved operators are the same terms (constant coefficients)."""
-    key = lambda terms: sorted((tuple(t[1]), float(t[0].constant)) for t in terms)  # noqa: E731
-    return key(a) == key(b)

@@ -125,7 +125,8 @@ def _inverse_rows(theta, selector):
 class _Layout:
     """Where the entries of ``count`` blocks of ``m`` rows go in one call of the
     program: each block's upper-triangle pairs (``left``, ``right``: rows of the call's
-    buffer) and each full entry's place among them (``full``)."""
+    buffer) and each full entry's place among them (``full``), as the program's three
+    index tensors (``tensors``)."""
 
     def __init__(self, m: int):
         self.m = m
@@ -136,14 +137,14 @@ class _Layout:
         place[upper, lower] = np.arange(self.pairs)
         place[lower, upper] = np.arange(self.pairs)
         offsets = np.arange(self.count)[:, None]
-        self.left = np.zeros(CHUNK, np.int32)
-        self.right = np.zeros(CHUNK, np.int32)
-        self.full = np.zeros(2 * CHUNK, np.int32)
+        left = np.zeros(CHUNK, np.int32)
+        right = np.zeros(CHUNK, np.int32)
+        full = np.zeros(2 * CHUNK, np.int32)
         n = self.count * self.pairs
-        self.left[:n] = (offsets * m + upper).reshape(-1)
-        self.right[:n] = (offsets * m + lower).reshape(-1)
-        self.full[: self.count * m * m] = (offsets * self.pairs + place.reshape(-1)).reshape(-1)
-        self.tensors = [tf.constant(a) for a in (self.left, self.right, self.full)]
+        left[:n] = (offsets * m + upper).reshape(-1)
+        right[:n] = (offsets * m + lower).reshape(-1)
+        full[: self.count * m * m] = (offsets * self.pairs + place.reshape(-1)).reshape(-1)
+        self.tensors = [tf.constant(a) for a in (left, right, full)]
 
 
 def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, layout: _Layout):
@@ -164,28 +165,34 @@ def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, layou
     return theta
 
 
-def _pair_blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray):
-    """``_blocks`` for blocks too large for one call (over ``CHUNK`` upper-triangle
-    entries): each call takes ``CHUNK`` pairs of rows."""
-    B, m = index.shape
-    upper, lower = np.triu_indices(m)
-    left = index[:, upper].reshape(-1)
-    right = index[:, lower].reshape(-1)
-    out = np.empty(len(left))
+def _pair_values(program, points: np.ndarray, W: np.ndarray, first, second) -> np.ndarray:
+    """``Theta[first[k], second[k]]`` for lists of measurement indices, ``CHUNK / 2``
+    pairs a call of the program: the first sides in the buffer's first half, the second
+    in its second half."""
+    out = np.empty(len(first))
+    half = CHUNK // 2
     rows = np.zeros((CHUNK, points.shape[1]))
     weights = np.zeros((CHUNK, W.shape[1]))
-    place = tf.constant(np.arange(CHUNK, dtype=np.int32))
-    full = tf.constant(np.arange(2 * CHUNK, dtype=np.int32) % CHUNK)
-    for start in range(0, len(left), CHUNK // 2):
-        stop = min(len(left), start + CHUNK // 2)
-        k = stop - start
-        rows[:k], weights[:k] = points[left[start:stop]], W[left[start:stop]]
-        rows[k : 2 * k] = points[right[start:stop]]
-        weights[k : 2 * k] = W[right[start:stop]]
-        value = program(rows, weights, place, tf.roll(place, -k, 0), full).numpy()
-        out[start:stop] = value[:k]
+    place = np.arange(CHUNK, dtype=np.int32)
+    indices = (place, np.roll(place, -half), np.arange(2 * CHUNK, dtype=np.int32) % CHUNK)
+    for start in range(0, len(first), half):
+        k = min(half, len(first) - start)
+        rows[:k], weights[:k] = points[first[start : start + k]], W[first[start : start + k]]
+        rows[half : half + k] = points[second[start : start + k]]
+        weights[half : half + k] = W[second[start : start + k]]
+        out[start : start + k] = program(rows, weights, *indices).numpy()[:k]
+    return out
+
+
+def _pair_blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray):
+    """``_blocks`` for blocks too large for one call (over ``CHUNK`` upper-triangle
+    entries), by ``_pair_values`` over their upper triangles."""
+    B, m = index.shape
+    upper, lower = np.triu_indices(m)
+    values = _pair_values(
+        program, points, W, index[:, upper].reshape(-1), index[:, lower].reshape(-1)
+    ).reshape(B, -1)
     theta = np.empty((B, m, m))
-    values = out.reshape(B, -1)
     theta[:, upper, lower] = values
     theta[:, lower, upper] = values
     return theta
@@ -295,23 +302,12 @@ def covariance_rows(kernel, terms: Terms, points, weights, left, right) -> np.nd
 
 
 def dense_block(kernel, terms: Terms, points, weights, left, right, program=None) -> np.ndarray:
-    """``covariance_rows`` by the compiled program, ``CHUNK / 2`` pairs a call: the dense
-    block of thousands of rows and columns (the tape's eager derivatives of every pair
-    at once need ~10 GB at 5,000 x 2,700)."""
+    """``covariance_rows`` by the compiled program (``_pair_values``): the dense block
+    of thousands of rows and columns (the tape's eager derivatives of every pair at once
+    need ~10 GB at 5,000 x 2,700)."""
     points = np.asarray(points, np.float64)
     weights = np.asarray(weights, np.float64)
     program = program or entries_program(kernel, terms)
     first, second = (a.reshape(-1) for a in np.meshgrid(left, right, indexing="ij"))
-    out = np.empty(len(first))
-    half = CHUNK // 2
-    rows = np.zeros((CHUNK, points.shape[1]))
-    W = np.zeros((CHUNK, weights.shape[1]))
-    place = np.arange(CHUNK, dtype=np.int32)
-    full = np.arange(2 * CHUNK, dtype=np.int32) % CHUNK
-    for start in range(0, len(first), half):
-        k = min(half, len(first) - start)
-        rows[:k], W[:k] = points[first[start : start + k]], weights[first[start : start + k]]
-        rows[half : half + k] = points[second[start : start + k]]
-        W[half : half + k] = weights[second[start : start + k]]
-        out[start : start + k] = program(rows, W, place, np.roll(place, -half), full).numpy()[:k]
-    return out.reshape(len(left), len(right))
+    values = _pair_values(program, points, weights, first, second)
+    return values.reshape(len(left), len(right))

@@ -31,8 +31,6 @@ class Factor:
         self.U = sp.csc_matrix(U)
         self._size, self._nnz = self.U.shape[0], int(self.U.nnz)
         self.order = np.asarray(order)
-        self.position = np.empty_like(self.order)
-        self.position[self.order] = np.arange(len(self.order))
         self._solver = None
 
     @property
