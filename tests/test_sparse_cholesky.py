@@ -271,6 +271,41 @@ def test_the_vecchia_gradient_is_the_finite_difference_of_its_value(heat_data):
             assert got == pytest.approx(expected, rel=1e-4, abs=1e-6)
 
 
+def test_the_batched_gradient_is_the_whole_tape_gradient(heat_data):
+    """``vecchia_value_and_gradient`` (one batch of blocks at a time, the chain rule
+    through the weights and noise applied once) against one tape over the whole sum,
+    with batches forced small."""
+    import tensorflow as tf
+
+    from pigp.engines.cholesky import likelihood
+
+    kernel, alpha, terms, points, kinds, y = heat_data
+    pat = pattern(points, kinds, rho=3.0)
+    log_noise = tf.Variable(np.log(np.where(kinds == 0, 1e-4, 1e-3)))
+    variables = [kernel.lengthscales.unconstrained, alpha.unconstrained, log_noise]
+
+    def make():
+        return terms.weights(points, kinds), tf.exp(log_noise)
+
+    with tf.GradientTape() as tape:
+        W, noise = make()
+        whole = likelihood.vecchia_log_likelihood(kernel, terms, points, W, pat, y, noise)
+    expected = tape.gradient(whole, variables)
+    saved = likelihood.BATCH_ENTRIES
+    likelihood.BATCH_ENTRIES = 1  # one layout's worth of supernodes a batch
+    try:
+        batches = likelihood.Batches(pat)
+        value, gradients = likelihood.vecchia_value_and_gradient(
+            kernel, terms, points, pat, y, make, variables, batches=batches
+        )
+    finally:
+        likelihood.BATCH_ENTRIES = saved
+    assert len(batches.batches) > 1
+    assert value == pytest.approx(float(whole), rel=1e-12)
+    for got, want in zip(gradients, expected):
+        np.testing.assert_allclose(got, tf.convert_to_tensor(want).numpy(), rtol=1e-9, atol=1e-9)
+
+
 def test_gauss_newton_through_the_factor_is_dense_gauss_newton():
     """-Laplace(u) + u^3 = f (``pigp.experiments.nonlinear.elliptic_equation``) by
     ``gauss_newton`` against the same Gauss-Newton steps with dense matrices: equal

@@ -43,11 +43,23 @@ from .factor import Terms, entries_program, factor
 from .ordering import Pattern, pattern
 from .solve import Factor, pcg
 
-__all__ = ["Features", "Collocation", "Timings", "Solution", "gauss_newton"]
+__all__ = ["Features", "Collocation", "Timings", "Solution", "gauss_newton", "metric"]
 
 #: A reduced factor is kept while the solves it preconditions take at most this many
 #: times the iterations of the first.
 REUSE = 1.5
+
+
+def metric(kernel, d: int) -> np.ndarray:
+    """The scale of each input column in which a kernel's screening is isotropic: its
+    lengthscales where it has them (one per column, or one for all), else 1. Ordering
+    points in raw coordinates under lengthscales that differ by column (space-time
+    problems) would let the long axis's neighbours crowd out the short one's."""
+    lengthscales = getattr(kernel, "lengthscales", None)
+    if lengthscales is None:
+        return np.ones(d)
+    values = np.asarray(lengthscales.numpy(), np.float64).reshape(-1)
+    return np.broadcast_to(values, (d,)).copy() if values.size in (1, d) else np.ones(d)
 
 
 @dataclass
@@ -135,7 +147,12 @@ class Collocation:
         )
         self.terms = Terms.of(features.operators)
         start = time.perf_counter()
-        self.pattern: Pattern = pattern(self.points, self.kinds, rho, first, supernode)
+        # Screening is in the kernel's own metric: points scaled by its lengthscales.
+        kernel.build(self.points)
+        self.metric = metric(kernel, self.points.shape[1])
+        self.pattern: Pattern = pattern(
+            self.points / self.metric, self.kinds, rho, first, supernode
+        )
         self.timings.pattern = time.perf_counter() - start
         start = time.perf_counter()
         self.weights = self.terms.weights(self.points, self.kinds, tf.float64).numpy()
@@ -153,7 +170,11 @@ class Collocation:
         self.data_at = np.concatenate([np.arange(b), features.feature_index(1)])
         first = np.arange(len(self.data_at)) < b
         self.reduced_pattern = pattern(
-            self.points[self.data_at], np.zeros(len(self.data_at), int), rho, first, supernode
+            self.points[self.data_at] / self.metric,
+            np.zeros(len(self.data_at), int),
+            rho,
+            first,
+            supernode,
         )
 
     def combination(self, coefficients: np.ndarray) -> sp.csr_matrix:

@@ -23,7 +23,7 @@ from ..._tensorflow import tf
 from .factor import BATCH_ENTRIES, CHUNK, Terms, _buckets, _Layout, entries_program
 from .ordering import Pattern
 
-__all__ = ["vecchia_log_likelihood"]
+__all__ = ["Batches", "vecchia_log_likelihood", "vecchia_value_and_gradient"]
 
 
 @tf.function(
@@ -44,6 +44,66 @@ def _columns(theta, extra, y, valid, picks, picked):
     return tf.reduce_sum(picked * (-tf.math.log(diagonal) - 0.5 * values**2))
 
 
+class Batches:
+    """The supernodes of a ``Pattern`` in batches of one padded size each, with their
+    index arrays: made once per pattern and reused by every evaluation of the
+    likelihood (a fit evaluates it hundreds of times).
+
+    Each batch is ``(layout, index, picks, picked, valid)``: ``index`` (B, m) the rows
+    of each supernode (``n``, the padding row, past its own), ``picks`` (B, w) the places
+    of its columns among its rows, ``picked`` (B, w) 1 where a place is a column,
+    ``valid`` (B, m) 1 on real rows.
+    """
+
+    def __init__(self, pattern: Pattern):
+        n = pattern.size
+        self.size = n
+        self.batches = []
+        for m, members in _buckets(pattern).items():
+            layout = _Layout(m)
+            if layout.count == 0:
+                raise ValueError(f"pattern: a supernode of {m} rows is over {CHUNK} entries")
+            batch = max(layout.count, BATCH_ENTRIES // (m * m) // layout.count * layout.count)
+            for start in range(0, len(members), batch):
+                chunk = members[start : start + batch]
+                index = np.full((len(chunk), m), n, dtype=np.int64)
+                widest = max(len(pattern.supernodes[s][0]) for s in chunk)
+                picks = np.zeros((len(chunk), widest), np.int32)
+                picked = np.zeros((len(chunk), widest))
+                for b, s in enumerate(chunk):
+                    columns, rows = pattern.supernodes[s]
+                    index[b, : len(rows)] = rows
+                    picks[b, : len(columns)] = np.searchsorted(rows, columns)
+                    picked[b, : len(columns)] = 1.0
+                valid = (index < n).astype(np.float64)
+                self.batches.append((layout, index, picks, picked, valid))
+
+
+def _inputs(pattern: Pattern, points, weights, y, noise):
+    """The measurements in pattern order with one padding row: ``(X, W, Y, S)``."""
+    order = pattern.order
+    n = len(order)
+    W = tf.gather(tf.convert_to_tensor(weights, tf.float64), order)
+    W = tf.concat([W, tf.zeros([1, W.shape[1]], tf.float64)], 0)  # the padding row
+    points = np.asarray(points, np.float64)
+    X = np.concatenate([points[order], points[order[:1]]])
+    Y = np.concatenate([np.asarray(y, np.float64)[order], [0.0]])
+    if noise is None:
+        noise = tf.zeros([n], tf.float64)
+    S = tf.gather(tf.convert_to_tensor(noise, tf.float64), order)
+    S = tf.concat([S, tf.ones([1], tf.float64)], 0)  # padding rows: 1 on the diagonal
+    return X, W, Y, S
+
+
+def _batch_value(program, X, W, Y, S, batch, nugget):
+    """One batch's sum over its columns."""
+    layout, index, picks, picked, valid = batch
+    theta = _theta(program, X, W, index, layout)
+    diagonal = tf.stop_gradient(tf.linalg.diag_part(theta))
+    extra = tf.gather(S, index) + nugget * diagonal * valid
+    return _columns(theta, extra[..., None], Y[index], valid, picks, picked)
+
+
 def vecchia_log_likelihood(
     kernel,
     terms: Terms,
@@ -54,12 +114,14 @@ def vecchia_log_likelihood(
     noise=None,
     nugget: float = 1e-10,
     program=None,
+    batches: Batches | None = None,
 ) -> tf.Tensor:
     """The Vecchia approximation of ``log N(y; 0, Theta + diag(noise))``.
 
     Call it under a ``tf.GradientTape`` for the gradient: the kernel's variables, the
     ``weights`` (a tensor made from parameters, e.g. ``Terms.weights``) and the
-    ``noise`` (a tensor) are watched like any other TensorFlow computation.
+    ``noise`` (a tensor) are watched like any other TensorFlow computation. The tape
+    then holds every block at once; ``vecchia_value_and_gradient`` holds one batch's.
 
     Args:
         kernel: a ``pigp.kernels.Kernel``.
@@ -72,45 +134,67 @@ def vecchia_log_likelihood(
         nugget: added to each diagonal entry of a block, relative to it (held constant
             in gradients).
         program: ``entries_program(kernel, terms)`` made before.
+        batches: ``Batches(pattern)`` made before.
 
     Returns:
         A scalar tensor.
     """
-    points = np.asarray(points, np.float64)
-    n = len(points)
-    order = pattern.order
     program = program or entries_program(kernel, terms)
-    W = tf.gather(tf.convert_to_tensor(weights, tf.float64), order)
-    W = tf.concat([W, tf.zeros([1, W.shape[1]], tf.float64)], 0)  # the padding row
-    X = np.concatenate([points[order], points[order[:1]]])
-    Y = np.concatenate([np.asarray(y, np.float64)[order], [0.0]])
-    if noise is None:
-        noise = tf.zeros([n], tf.float64)
-    S = tf.gather(tf.convert_to_tensor(noise, tf.float64), order)
-    S = tf.concat([S, tf.ones([1], tf.float64)], 0)  # padding rows: 1 on the diagonal
-    total = tf.constant(-0.5 * n * math.log(2 * math.pi), tf.float64)
-    for m, members in _buckets(pattern).items():
-        layout = _Layout(m)
-        if layout.count == 0:
-            raise ValueError(f"pattern: a supernode of {m} rows is over {CHUNK} entries")
-        batch = max(layout.count, BATCH_ENTRIES // (m * m) // layout.count * layout.count)
-        for start in range(0, len(members), batch):
-            chunk = members[start : start + batch]
-            index = np.full((len(chunk), m), n, dtype=np.int64)
-            widest = max(len(pattern.supernodes[s][0]) for s in chunk)
-            picks = np.zeros((len(chunk), widest), np.int32)
-            picked = np.zeros((len(chunk), widest))
-            for b, s in enumerate(chunk):
-                columns, rows = pattern.supernodes[s]
-                index[b, : len(rows)] = rows
-                picks[b, : len(columns)] = np.searchsorted(rows, columns)
-                picked[b, : len(columns)] = 1.0
-            theta = _theta(program, X, W, index, layout)
-            valid = (index < n).astype(np.float64)
-            diagonal = tf.stop_gradient(tf.linalg.diag_part(theta))
-            extra = tf.gather(S, index) + nugget * diagonal * valid
-            total += _columns(theta, extra[..., None], Y[index], valid, picks, picked)
+    batches = batches or Batches(pattern)
+    X, W, Y, S = _inputs(pattern, points, weights, y, noise)
+    total = tf.constant(-0.5 * pattern.size * math.log(2 * math.pi), tf.float64)
+    for batch in batches.batches:
+        total += _batch_value(program, X, W, Y, S, batch, nugget)
     return total
+
+
+def vecchia_value_and_gradient(
+    kernel,
+    terms: Terms,
+    points,
+    pattern: Pattern,
+    y,
+    make,
+    variables,
+    nugget=1e-10,
+    program=None,
+    batches: Batches | None = None,
+) -> tuple:
+    """``vecchia_log_likelihood`` and its gradient with respect to ``variables``, one
+    batch of blocks at a time (the memory of one batch, whatever N).
+
+    Args:
+        make: ``() -> (weights, noise)``: the measurements' weights (n, A) and noise
+            variances (n,) as tensors computed from the variables (called once, under
+            a tape: the chain rule through them is applied once, to the sums of the
+            batches' gradients).
+        variables: the ``tf.Variable`` objects to differentiate by (the kernel's, the
+            coefficients', the noises').
+        others: as ``vecchia_log_likelihood``'s.
+
+    Returns:
+        ``(value, gradients)``: a float and a list of arrays, one per variable (zeros
+        where a variable does not enter).
+    """
+    program = program or entries_program(kernel, terms)
+    batches = batches or Batches(pattern)
+    with tf.GradientTape() as outer:
+        weights, noise = make()
+        X, W, Y, S = _inputs(pattern, points, weights, y, noise)
+    total = -0.5 * pattern.size * math.log(2 * math.pi)
+    dW, dS = tf.zeros_like(W), tf.zeros_like(S)
+    gradients = [tf.zeros_like(v) for v in variables]
+    for batch in batches.batches:
+        with tf.GradientTape() as tape:
+            tape.watch([W, S])
+            value = _batch_value(program, X, W, Y, S, batch, nugget)
+        parts = tape.gradient(value, [W, S, *variables])
+        total += float(value.numpy())
+        dW += parts[0] if parts[0] is not None else 0.0
+        dS += parts[1] if parts[1] is not None else 0.0
+        gradients = [g if p is None else g + p for g, p in zip(gradients, parts[2:])]
+    chained = outer.gradient([W, S], variables, output_gradients=[dW, dS])
+    return total, [(g if c is None else g + c).numpy() for g, c in zip(gradients, chained)]
 
 
 def _theta(program, X: np.ndarray, W: tf.Tensor, index: np.ndarray, layout: _Layout):
@@ -119,10 +203,13 @@ def _theta(program, X: np.ndarray, W: tf.Tensor, index: np.ndarray, layout: _Lay
     out = []
     for start in range(0, B, layout.count):
         take = index[start : start + layout.count].reshape(-1)
+        call = layout.fitted(len(take) // m)
         k = len(take)
-        rows = np.zeros((CHUNK, X.shape[1]))
+        rows = np.zeros((call.size, X.shape[1]))
         rows[:k] = X[take]
-        weights = tf.concat([tf.gather(W, take), tf.zeros([CHUNK - k, W.shape[1]], tf.float64)], 0)
-        values = program(rows, weights, *layout.tensors)
+        weights = tf.concat(
+            [tf.gather(W, take), tf.zeros([call.size - k, W.shape[1]], tf.float64)], 0
+        )
+        values = program(rows, weights, *call.tensors)
         out.append(tf.reshape(values[: k * m], [-1, m, m]))
     return tf.concat(out, 0)

@@ -12,7 +12,8 @@ Owhadi & Schafer, Math. Comp. 94, 2025).
   those before it, and ``l_i`` is that distance; the points of ``first`` (boundary
   values) come first, maximin among themselves, and the rest start their distances
   from them. Derivative measurements come after every point value, in the order of
-  their points' values, each at the finest length ``l_min`` (the published rule of
+  their points' values, each at the finest length ``l_min`` (the 10th percentile of the point values'
+  lengths: ``order_measurements``) (the published rule of
   Chen, Owhadi & Schafer: a derivative measurement is a finer-scale measurement than
   any point value, so it belongs after them; placing it right after its own point
   value screens as well in their experiments, but gives the derivative measurement of
@@ -127,6 +128,10 @@ class Pattern:
         return len(self.order)
 
 
+#: The percentile of the point values' lengths that derivative measurements take.
+FINEST_PERCENTILE = 10
+
+
 def order_measurements(points: np.ndarray, kinds: np.ndarray, first: np.ndarray | None) -> tuple:
     """``(order, lengths)`` of measurements: point values (kind 0) by ``maximin``, then
     the derivative measurements in their points' order at the finest length.
@@ -147,9 +152,12 @@ def order_measurements(points: np.ndarray, kinds: np.ndarray, first: np.ndarray 
     keys = np.array([rank[tuple(points[i])] for i in rest])
     rest = rest[np.lexsort((kinds[rest], keys))]
     # The finest length of the point values after the first set (the boundary's spacing
-    # may be finer than the interior's, and would shrink every neighbourhood).
+    # may be finer than the interior's, and would shrink every neighbourhood): their
+    # 10th percentile, the spacing of a grid; the least of them is a pair of points
+    # that happen to lie close (prediction points among data, random designs), and
+    # would leave every derivative measurement next to nothing.
     tail = lengths_values if first is None else lengths_values[np.count_nonzero(first[values]) :]
-    finest = float((tail if len(tail) else lengths_values).min())
+    finest = float(np.percentile(tail if len(tail) else lengths_values, FINEST_PERCENTILE))
     return (
         np.concatenate([order_values, rest]),
         np.concatenate([lengths_values, np.full(len(rest), finest)]),
