@@ -145,9 +145,10 @@ def collocation_bytes(
     """The estimated peak of a sparse-collocation solve of ``measurements`` feature
     measurements (point values and ``kinds - 1`` derivative kinds at each point) in
     ``dims`` dimensions: each column of the factor holds about half the measurements
-    in a ball of radius ``supernode rho l`` (l the spacing), ``kinds`` a point."""
+    in a ball of radius ``supernode rho l`` (l the spacing), ``kinds`` a point, and at
+    most all of them."""
     ball = math.pi ** (dims / 2) / math.gamma(dims / 2 + 1)
-    per_column = 0.5 * ball * (supernode * rho) ** dims * kinds
+    per_column = min(0.5 * ball * (supernode * rho) ** dims * kinds, measurements)
     return int(COLLOCATION_OVERHEAD + measurements * per_column * COLLOCATION_BYTES_PER_ENTRY)
 
 

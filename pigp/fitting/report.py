@@ -111,6 +111,10 @@ class FitReport:
             until the next ``fit``).
         unidentified: ``{name: why}`` for each coefficient of a nonlinear equation the
             fit could not identify (``pigp.fitting.gauss_newton``), with a warning.
+        engine: which engine ran and with what: ``{}`` for the dense one, else
+            ``{"name": "cholesky", "rho": ..., "supernode": ..., "nugget": ...,
+            "measurements": N, "entries_per_column": ..., "log_likelihood": the Vecchia
+            log-likelihood at the end, "seconds": ...}`` (``pigp.engines.cholesky``).
     """
 
     history: list = field(default_factory=list)
@@ -122,6 +126,7 @@ class FitReport:
     gauss_newton: list = field(default_factory=list)
     held: tuple = ()
     unidentified: dict = field(default_factory=dict)
+    engine: dict = field(default_factory=dict)
 
     def record(self, adam, lbfgs) -> None:
         """The histories of one training run: Adam's steps, then L-BFGS-B's iterations."""
@@ -166,6 +171,7 @@ class FitReport:
             ],
             "held": list(self.held),
             "unidentified": dict(self.unidentified),
+            "engine": {k: v if isinstance(v, str) else _number(v) for k, v in self.engine.items()},
         }
 
     @classmethod
@@ -197,6 +203,10 @@ class FitReport:
             ],
             held=tuple(str(n) for n in config.get("held", [])),
             unidentified={str(k): str(v) for k, v in config.get("unidentified", {}).items()},
+            engine={
+                str(k): v if isinstance(v, str) and k in ("name", "learn") else float(v)
+                for k, v in config.get("engine", {}).items()
+            },
         )
 
     def copy(self) -> FitReport:
@@ -210,4 +220,5 @@ class FitReport:
             kernel_choice=dict(self.kernel_choice),
             gauss_newton=list(self.gauss_newton),
             unidentified=dict(self.unidentified),
+            engine=dict(self.engine),
         )

@@ -274,6 +274,8 @@ class Solution:
         steps: the relative change of the interior solution at each step.
         converged: whether the last change was below the tolerance.
         rho: the radius factor of the factor this solution came from.
+        dampings: the fraction of each step taken (1: the full step; less where the full
+            step made the equation's residual larger, halved up to six times).
         check: with ``gauss_newton(..., check=True)``, the relative difference of ``u``
             from the solution at ``rho - 1``: how far the sparse answer may be from the
             exact GP's (the difference at ``rho - 1`` is larger than the error at
@@ -287,6 +289,7 @@ class Solution:
     converged: bool
     rho: float
     check: float | None = None
+    dampings: list = field(default_factory=list)
 
 
 def gauss_newton(
@@ -305,7 +308,9 @@ def gauss_newton(
     """Solve ``F(L_1 u, ..., L_m u) = forcing`` at the interior points with ``u`` given at
     the boundary points, by Gauss-Newton from ``u = 0``: each step solves the equation
     linearised at the last solution (``pigp.operators.linearisation.Linearisation``)
-    by ``Collocation.solve``; the features' factor is made once.
+    by ``Collocation.solve``, and is halved (up to six times) where the full step makes
+    the residual ``F(v) - forcing`` at the interior points larger; the features'
+    factor is made once.
 
     Args:
         equation: a ``pigp.operators.Nonlinear`` (its features constant-coefficient
@@ -361,19 +366,51 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
     n_i = len(interior)
     values = np.zeros((len(names), n_i))
     linearisation = Linearisation(equation, values)
-    steps, u = [], np.zeros(n_i)
+    steps, dampings, u = [], [], np.zeros(n_i)
+    forcing = np.asarray(forcing, np.float64)
+    mean, merit = None, np.inf
     for _ in range(iterations):
         linearisation.assign(values)
         jacobian = [np.asarray(c, np.float64) * np.ones(n_i) for c in linearisation.jacobian()]
         coefficients = np.zeros((n_i, len(operators)))
         for a, kind in enumerate(kinds):
             coefficients[:, kind] += jacobian[a]
-        rhs = linearisation.right_hand_side(np.asarray(forcing, np.float64))
-        mean = engine.solve(coefficients, np.concatenate([boundary_values, rhs]))
-        values = np.stack([engine.values(mean, kind)[-n_i:] for kind in kinds])
+        rhs = linearisation.right_hand_side(forcing)
+        full = engine.solve(coefficients, np.concatenate([boundary_values, rhs]))
+        damping, trial = 1.0, full
+        new_merit = _residual(equation, names, _features(engine, trial, kinds, n_i), forcing)
+        if mean is not None and not new_merit <= merit:
+            # The full step made the equation worse: backtrack along it (as the dense
+            # Gauss-Newton does, pigp.fitting.gauss_newton).
+            for _ in range(6):
+                damping /= 2
+                trial = mean + damping * (full - mean)
+                trial_merit = _residual(
+                    equation, names, _features(engine, trial, kinds, n_i), forcing
+                )
+                if trial_merit < merit:
+                    break
+            else:
+                damping, trial = 1.0, full
+            new_merit = _residual(equation, names, _features(engine, trial, kinds, n_i), forcing)
+        mean, merit = trial, new_merit
+        values = _features(engine, mean, kinds, n_i)
         new = engine.values(mean)[len(boundary) :]
         steps.append(float(np.linalg.norm(new - u) / max(np.linalg.norm(new), 1e-300)))
+        dampings.append(damping)
         u = new
-        if steps[-1] < tolerance:
+        if steps[-1] < tolerance and damping == 1.0:
             break
-    return Solution(engine, values, engine.values(mean), steps, steps[-1] < tolerance, rho)
+    converged = steps[-1] < tolerance and dampings[-1] == 1.0
+    return Solution(engine, values, engine.values(mean), steps, converged, rho, dampings=dampings)
+
+
+def _features(engine: Collocation, mean: np.ndarray, kinds: list, n_i: int) -> np.ndarray:
+    """Each feature of the equation at the interior points: array (m, n_i)."""
+    return np.stack([engine.values(mean, kind)[-n_i:] for kind in kinds])
+
+
+def _residual(equation, names: list, values: np.ndarray, forcing: np.ndarray) -> float:
+    """The root mean square of ``F(values) - forcing``."""
+    residual = equation.evaluate(dict(zip(names, values))).numpy()
+    return float(np.sqrt(np.mean(np.square(residual - forcing))))

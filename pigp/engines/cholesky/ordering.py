@@ -12,9 +12,9 @@ Owhadi & Schafer, Math. Comp. 94, 2025).
   those before it, and ``l_i`` is that distance; the points of ``first`` (boundary
   values) come first, maximin among themselves, and the rest start their distances
   from them. Derivative measurements come after every point value, in the order of
-  their points' values, each at the finest length ``l_min`` (the 10th percentile of the point values'
-  lengths: ``order_measurements``) (the published rule of
-  Chen, Owhadi & Schafer: a derivative measurement is a finer-scale measurement than
+  their points' values, each at the finest length ``l_min`` (the 10th percentile of
+  the point values' lengths: ``order_measurements``) (the published rule of Chen,
+  Owhadi & Schafer: a derivative measurement is a finer-scale measurement than
   any point value, so it belongs after them; placing it right after its own point
   value screens as well in their experiments, but gives the derivative measurement of
   a coarse point a large neighbourhood of derivative measurements nobody needs).
