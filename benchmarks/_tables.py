@@ -509,11 +509,46 @@ def vecchia_likelihood() -> str:
     return _table(header, rows)
 
 
+def collocation_evolution() -> str:
+    """``benchmarks/collocation_evolution.py``: Burgers and Allen-Cahn in space-time."""
+    rows = []
+    for r in _load("collocation_evolution"):
+        its = r["pcg_iterations"]
+        name = "Allen–Cahn" if r["problem"] == "allen-cahn" else f"Burgers ν = {r['nu']:.4g}"
+        steps = f"{r['gauss_newton_steps']}" + ("" if r["converged"] else " (not converged)")
+        rows.append(
+            (
+                name,
+                f"{r['n_x']} × {r['n_t']}",
+                f"({r['lengthscales'][0]:g}, {r['lengthscales'][1]:g})",
+                f"{r['error']:.2e}",
+                f"{r['max_error']:.1e}",
+                steps,
+                f"{min(its)}–{max(its)}",
+                f"{r['seconds']:.0f} s",
+                f"{r['peak_gb']:.2f} GB",
+            )
+        )
+    header = (
+        "problem",
+        "x × t points",
+        "ℓ (x, t)",
+        "relative L2",
+        "max error",
+        "Gauss–Newton steps",
+        "PCG its/step",
+        "time",
+        "peak",
+    )
+    return _table(header, rows)
+
+
 TABLES = {
     "calibration": calibration,
     "vecchia-likelihood": vecchia_likelihood,
     "collocation-scale": collocation_scale,
     "collocation-agreement": collocation_agreement,
+    "collocation-evolution": collocation_evolution,
     "performance-steps-float64": lambda: performance_steps("float64"),
     "performance-steps-float32": lambda: performance_steps("float32"),
     "performance-parts-float64": lambda: performance_parts("float64"),

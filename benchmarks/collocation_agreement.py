@@ -21,6 +21,8 @@ import time
 from common import in_fresh_process, peak_gb, write_json
 
 PI = 3.141592653589793
+#: Burgers' kernel lengthscales (x, t).
+BURGERS_LENGTHSCALES = (0.1, 0.2)
 
 
 def _square(n):
@@ -46,6 +48,13 @@ def _problem(name):
 
     if name == "elliptic":
         return elliptic_equation(), elliptic_solution, _elliptic_forcing
+    if name == "burgers":  # (x, t) on [-1, 1] x [0, 1], nu = 0.02, Cole-Hopf's u
+        from pigp.experiments.nonlinear import burgers_equation, burgers_reference
+
+        def initial_or_reference(X):
+            return burgers_reference(X, 0.02)
+
+        return burgers_equation(0.02), initial_or_reference, lambda X: np.zeros(len(X))
     if name == "heat":  # (x, t): u_t - u_xx = f, u = exp(-t) sin(pi x)
 
         def heat_u(X):
@@ -86,9 +95,13 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
 
     equation, u, forcing = _problem(problem)
     boundary, interior = _square(n)
-    if problem == "heat":  # data at t = 0 and on the walls; none at t = 1
+    lengthscales = [0.3, 0.3]
+    if problem in ("heat", "burgers"):  # data at t = 0 and on the walls; none at t = 1
         boundary = boundary[(boundary[:, 1] < 1) | (boundary[:, 0] == 0) | (boundary[:, 0] == 1)]
-    kernel = pigp.kernels.Matern72(lengthscales=[0.3, 0.3])
+    if problem == "burgers":
+        boundary, interior = (np.c_[2 * p[:, 0] - 1, p[:, 1]] for p in (boundary, interior))
+        lengthscales = list(BURGERS_LENGTHSCALES)
+    kernel = pigp.kernels.Matern72(lengthscales=lengthscales)
     g, f = u(boundary), forcing(interior)
     start = time.perf_counter()
     solution = gauss_newton(equation, kernel, boundary, g, interior, f, rho=rho, nugget=nugget)

@@ -371,6 +371,17 @@ CASES = [
         "-Δu + u³ = f, the heat equation in space-time) by ρ and nugget: the posterior "
         "mean's distance from dense, errors, time",
     ),
+    Case(
+        "sparse-evolution",
+        "accuracy",
+        "collocation_evolution.py",
+        ("--iterations", "25"),
+        "collocation_evolution.json",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "Burgers (ν = 0.02) and Allen–Cahn (ε = 1e-4) by space–time collocation through "
+        "the sparse engine at 10⁴ and 1.28·10⁴ points against their references (larger "
+        "grids and ν = 0.01/π by --runs)",
+    ),
     # peers
     Case(
         "peers",

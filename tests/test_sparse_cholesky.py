@@ -391,3 +391,17 @@ def test_bad_input_to_gauss_newton_is_refused_with_the_argument_named():
         gauss_newton(elliptic_equation(), kernel, boundary, g, interior[:, :1], f)
     with pytest.raises(ValueError, match="boundary_values"):
         gauss_newton(elliptic_equation(), kernel, boundary, g[:-1], interior, f)
+
+
+def test_a_factor_that_cannot_be_made_says_so():
+    """Lengthscales 10^4 times the spacing of u and f measurements make every block
+    singular in floating point: a ValueError naming the kernel, not NaN in the factor."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 2))
+    kernel = pigp.kernels.Matern52(lengthscales=[1e3, 1e3])
+    terms = Terms.of([Identity.resolve(2), (D(1) - 0.5 * D(0, 2)).resolve(2)])
+    points = np.concatenate([X, X])
+    kinds = np.repeat([0, 1], 200)
+    W = terms.weights(points, kinds).numpy()
+    with pytest.raises(ValueError, match="kernel: the covariance of a neighbourhood"):
+        factor(kernel, terms, points, W, pattern(points, kinds), nugget=0.0)

@@ -319,6 +319,13 @@ def factor(
                 selector[b, ks, np.arange(len(columns))] = 1.0
                 places.append((columns, ks))
             picked = _inverse_rows(tf.constant(theta), tf.constant(selector)).numpy()
+            if not np.all(np.isfinite(picked)):
+                raise ValueError(
+                    "kernel: the covariance of a neighbourhood of measurements is singular "
+                    "in floating point (lengthscales long against the points' spacing, or a "
+                    f"nugget of {nugget:g} too small for them); the sparse factor cannot be "
+                    "made: use the dense engine, or a larger nugget (PIGP's jitter)"
+                )
             for b, (columns, ks) in enumerate(places):
                 for j, (c, k) in enumerate(zip(columns, ks)):
                     data[indptr[c] : indptr[c + 1]] = picked[b, : k + 1, j]

@@ -71,7 +71,7 @@ class Settings:
     rtol: float = 1e-10
     maxiter: int = 1000
     learn: str = "subset"
-    learn_points: int = 2000
+    learn_points: int = 1000
 
     def __post_init__(self):
         if self.learn not in ("subset", "vecchia"):
