@@ -146,9 +146,9 @@ def collocation_bytes(
     measurements (point values and ``kinds - 1`` derivative kinds at each point) in
     ``dims`` dimensions: each column of the factor holds about half the measurements
     in a ball of radius ``supernode rho l`` (l the spacing), ``kinds`` a point, and at
-    most all of them."""
+    most half of all of them (a column holds only earlier measurements)."""
     ball = math.pi ** (dims / 2) / math.gamma(dims / 2 + 1)
-    per_column = min(0.5 * ball * (supernode * rho) ** dims * kinds, measurements)
+    per_column = min(0.5 * ball * (supernode * rho) ** dims * kinds, 0.5 * measurements)
     return int(COLLOCATION_OVERHEAD + measurements * per_column * COLLOCATION_BYTES_PER_ENTRY)
 
 

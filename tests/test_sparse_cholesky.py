@@ -360,10 +360,12 @@ def test_gauss_newton_through_the_factor_is_dense_gauss_newton():
 
 
 def test_a_collocation_beyond_the_memory_is_refused_before_any_work(monkeypatch):
-    """``pigp.memory.check_collocation`` refuses what will not fit, naming rho."""
+    """``pigp.memory.check_collocation`` refuses what will not fit, naming rho (3,364
+    measurements at rho 40: every column would hold half of them, 0.2 GB beside the
+    1.2 GB floor)."""
     from pigp import memory
 
-    monkeypatch.setattr(memory, "available_bytes", lambda: 2 * 2**30)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1.3e9)
     boundary, interior = square(40)
     operators = [Identity.resolve(2), (D(0, 2) + D(1, 2)).resolve(2)]
     features = Features(np.concatenate([boundary, interior]), len(boundary), operators)
@@ -374,6 +376,9 @@ def test_a_collocation_beyond_the_memory_is_refused_before_any_work(monkeypatch)
     small = memory.collocation_bytes(10**4, 2)
     assert small < memory.collocation_bytes(10**5, 2) < memory.collocation_bytes(10**5, 3)
     assert memory.collocation_bytes(10**5, 2, rho=6.0) > memory.collocation_bytes(10**5, 2)
+    # A column holds at most the measurements before it: half of them on average.
+    floor = memory.COLLOCATION_OVERHEAD
+    assert memory.collocation_bytes(400, 2, rho=1e3) - floor == 400 * 200 * 36
 
 
 def test_bad_input_to_gauss_newton_is_refused_with_the_argument_named():
