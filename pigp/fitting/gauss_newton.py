@@ -46,6 +46,20 @@ def _rms(equation, values, y) -> float:
     return float(np.sqrt(np.mean(np.square(residual - y))))
 
 
+def backtrack(old, new, merit: float, merit_of, halvings: int = 6) -> tuple:
+    """The step from ``old`` to ``new`` halved until ``merit_of`` of its end is below
+    ``merit``, at most ``halvings`` times: ``(damping, end, its merit)``, or ``(1.0,
+    None, None)`` where no halving is lower (the full step is then taken)."""
+    damping = 1.0
+    for _ in range(halvings):
+        damping /= 2
+        trial = old + damping * (new - old)
+        trial_merit = merit_of(trial)
+        if trial_merit < merit:
+            return damping, trial, trial_merit
+    return 1.0, None, None
+
+
 def _coarse(data: Data, f, points: int):
     """The data with the collocation set cut to evenly spaced points so that all sets
     hold at most ``points`` values (the other sets whole), or None where they do."""
@@ -165,16 +179,11 @@ def solve(
         damping = 1.0
         if not learn_now and k > 1 and not new_merit <= merit:
             # The full step made the equation worse: backtrack along it.
-            for _ in range(6):
-                damping /= 2
-                trial = values + damping * (new - values)
-                trial_merit = _rms(equation, trial, f.y)
-                if trial_merit < merit:
-                    break
-            else:
-                damping = 1.0
+            damping, trial, trial_merit = backtrack(
+                values, new, merit, lambda v: _rms(equation, v, f.y)
+            )
             if damping < 1.0:
-                new, new_merit = values + damping * (new - values), trial_merit
+                new, new_merit = trial, trial_merit
                 u_new = u_old + damping * (u_new - u_old)
         change = float(np.linalg.norm(u_new - u_old) / max(np.linalg.norm(u_new), 1e-300))
         loss = _loss(model)

@@ -36,6 +36,7 @@ from ... import _validation as validate
 from ... import memory
 from ..._tensorflow import tf
 from ..._warnings import warn
+from ...fitting.gauss_newton import backtrack
 from ...operators import Identity
 from ...operators.linear import _is_identity
 from ...operators.linearisation import Linearisation
@@ -378,21 +379,18 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
         rhs = linearisation.right_hand_side(forcing)
         full = engine.solve(coefficients, np.concatenate([boundary_values, rhs]))
         damping, trial = 1.0, full
-        new_merit = _residual(equation, names, _features(engine, trial, kinds, n_i), forcing)
+        new_merit = _residual(equation, names, _features(engine, full, kinds, n_i), forcing)
         if mean is not None and not new_merit <= merit:
-            # The full step made the equation worse: backtrack along it (as the dense
-            # Gauss-Newton does, pigp.fitting.gauss_newton).
-            for _ in range(6):
-                damping /= 2
-                trial = mean + damping * (full - mean)
-                trial_merit = _residual(
-                    equation, names, _features(engine, trial, kinds, n_i), forcing
-                )
-                if trial_merit < merit:
-                    break
-            else:
-                damping, trial = 1.0, full
-            new_merit = _residual(equation, names, _features(engine, trial, kinds, n_i), forcing)
+            # The full step made the equation worse: backtrack along it, as the dense
+            # Gauss-Newton does.
+            damping, blend, blend_merit = backtrack(
+                mean,
+                full,
+                merit,
+                lambda m: _residual(equation, names, _features(engine, m, kinds, n_i), forcing),
+            )
+            if damping < 1.0:
+                trial, new_merit = blend, blend_merit
         mean, merit = trial, new_merit
         values = _features(engine, mean, kinds, n_i)
         new = engine.values(mean)[len(boundary) :]

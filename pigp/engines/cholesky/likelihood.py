@@ -57,7 +57,6 @@ class Batches:
 
     def __init__(self, pattern: Pattern):
         n = pattern.size
-        self.size = n
         self.batches = []
         for m, members in _buckets(pattern).items():
             layout = _Layout(m)

@@ -37,7 +37,7 @@ from ..._tensorflow import tf
 from ..._warnings import warn
 from ...operators import Identity
 from .collocation import metric
-from .factor import Terms, _blocks, _Layout, entries_program, factor, padded
+from .factor import BATCH_ENTRIES, Terms, _blocks, _Layout, entries_program, factor, padded
 from .likelihood import Batches, vecchia_log_likelihood, vecchia_value_and_gradient
 from .ordering import pattern
 from .solve import Factor, pcg
@@ -61,8 +61,7 @@ class Settings:
             dense engine's fit (its log marginal likelihood, noise decisions and all) on
             ``learn_points`` of the values, each set's first in its maximin order, in
             proportion to the sets' sizes; ``"vecchia"``, by the Vecchia
-            log-likelihood of all values (``benchmarks/sparse_regression.py`` compares
-            them).
+            log-likelihood of all values.
         learn_points: the values of a ``"subset"`` fit.
     """
 
@@ -192,7 +191,7 @@ class Regression:
         """The features of a prediction: a point value (kind 0) at every distinct point
         of the data and of ``X``, and the data's and the output's other measurements
         (kinds ``1 + k`` and ``1 + K``), each of which follows its point's value in the
-        order. Returns ``(points, kinds, terms, weights, data_at, at)``: ``data_at[i]``
+        order. Returns ``(points, kinds, terms, data_at, at)``: ``data_at[i]``
         the feature data measurement ``i`` observes, ``at[j]`` the one ``X[j]`` is."""
         data = self.data
         n, K = len(data), len(data.operators)
@@ -274,7 +273,7 @@ class Regression:
         m = padded(k + 1)
         layout = _Layout(m)
         out = np.empty(len(X))
-        batch = max(1, 2_000_000 // (m * m))
+        batch = max(1, BATCH_ENTRIES // (m * m))
         padded_points = np.concatenate([points, points[:1]])
         padded_W = np.concatenate([W, np.zeros((1, W.shape[1]))])
         for start in range(0, len(X), batch):
@@ -430,8 +429,6 @@ def subset(data, points: int):
     """``data`` cut to about ``points`` values: each set's first values in its maximin
     order (spread over its points), in proportion to the sets' sizes, at least 10 of each
     (all of a smaller set); the scale ``y_scale`` kept."""
-    import dataclasses
-
     from ...data import Data
     from .ordering import maximin
 
@@ -466,11 +463,9 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
         part = subset(data, settings.learn_points)
         report = fit_linear(model, part, plan, run, verbose, callback)
         learned_on = sum(part.sizes)
-        model.data = data
-        regression = Regression(model.kernel, data, settings, model.jitter)
-    else:
-        model.data = data
-        regression = Regression(model.kernel, data, settings, model.jitter)
+    model.data = data
+    regression = Regression(model.kernel, data, settings, model.jitter)
+    if settings.learn == "vecchia":
         steps, learning_rate, optimizer = given
         history, evaluations, _ = train(
             regression,
