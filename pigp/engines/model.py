@@ -30,7 +30,7 @@ from ..inference import sampler
 from ..inference.laplace import laplace, laplace_intervals
 from ..kernels.covariance import block, check_smoothness
 from ..kernels.library import Fields, Kernel, field_names
-from ..operators.linear import Identity, Nonlinear, Operator, field
+from ..operators.linear import Identity, Nonlinear, Operator, _is_identity, field
 from ..structure import data_parameters
 
 __all__ = ["Model", "check_training", "representable", "progress_bar"]
@@ -77,11 +77,8 @@ class Model(tf.Module):
         kernel = self._kernel_argument(kernel)
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel: expected a pigp.kernels.Kernel, got {kernel!r}")
-        if isinstance(kernel, Fields) and isinstance(operator, Nonlinear):
-            raise ValueError(
-                "kernel: a nonlinear equation acts on one field; pass one kernel, e.g. "
-                "pigp.kernels.SquaredExponential()"
-            )
+        if isinstance(operator, Nonlinear):
+            check_features(operator, field_names(kernel))
         if not isinstance(operator, (Operator, Nonlinear)):
             raise ValueError(
                 f"operator: expected a pigp.operators.Operator or a nonlinear equation "
@@ -422,6 +419,8 @@ class Model(tf.Module):
                 (equation.feature(k) for k in list(equation.features)[1:]),
                 equation.feature(next(iter(equation.features))),
             )
+        if isinstance(self.operator, Nonlinear) and X_f is not None and y_f is not None:
+            X_f, y_f = stacked_system(self.operator, X_f, y_f)
         for name, X, y, operator, noise in (
             ("u", X_u, y_u, Identity, self.noise_u),
             ("f", X_f, y_f, equation, self.noise_f),
@@ -469,7 +468,7 @@ class Model(tf.Module):
         elif output == "u":
             terms = Identity.resolve(input_dim)
         elif isinstance(self.operator, Nonlinear) and output in self.operator.features:
-            terms = self.operator.feature(output).resolve(input_dim, self.dims)
+            terms = self.operator.feature(output).resolve(input_dim, self.dims, fields)
         elif output == "f" and isinstance(self.operator, Nonlinear):
             raise ValueError(
                 "output: 'f' of a nonlinear equation is not a linear operator of u; "
@@ -569,6 +568,48 @@ class Model(tf.Module):
 
     def restore_state(self, arrays) -> None:
         """The inverse of ``state_arrays``, at ``pigp.load``."""
+
+
+def check_features(equation: Nonlinear, fields) -> None:
+    """Refuse a nonlinear equation whose features do not fit the model's fields (one
+    field: none named; several: each feature names its own), or a feature named like a
+    field but not that field (``predict(output=name)`` gives the field)."""
+    if fields is None and equation.fields:
+        raise ValueError(
+            f"kernel: the equation's features act on the fields {equation.fields}; give "
+            "a kernel per field, e.g. PIGP({'psi': kernel, 'p': kernel}, equation)"
+        )
+    if fields is not None and not equation.fields:
+        raise ValueError(
+            f"operator: the model's fields are {tuple(fields)}, but the equation's features "
+            "name none; apply each to its field, e.g. D('x') @ field('p')"
+        )
+    for name, operator in equation.features.items():
+        if (
+            fields
+            and name in fields
+            and not (_is_identity(operator) and operator.fields == (name,))
+        ):
+            raise ValueError(
+                f"features[{name!r}]: {name!r} names a field (predict(X, output={name!r}) "
+                f"gives it), but this feature is {operator!r}; give it another name"
+            )
+
+
+def stacked_system(equation: Nonlinear, X_f, y_f) -> tuple:
+    """A system of k equations' collocation data as one set: ``X_f`` (n, d) repeated k
+    times and ``y_f`` (n, k) equation after equation (k n,); one equation's unchanged."""
+    k = equation.size
+    if k == 1:
+        return X_f, y_f
+    X, y = np.asarray(X_f), np.asarray(y_f)
+    if y.ndim != 2 or y.shape[1] != k or X.ndim != 2 or len(X) != len(y):
+        raise ValueError(
+            f"y_f: the equation is a system of {k} equations; expected the right-hand "
+            f"sides as an array of shape (n, {k}) for X_f of shape (n, d) (zeros for "
+            f"N[u] = 0), got y_f of shape {y.shape} and X_f of shape {X.shape}"
+        )
+    return np.tile(X, (k, 1)), y.T.reshape(-1)
 
 
 def check_training(steps, learning_rate) -> None:

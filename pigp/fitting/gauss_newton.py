@@ -40,6 +40,21 @@ def _features(model, X, equation) -> np.ndarray:
     return np.stack([model.posterior_mean(X, equation.feature(name)) for name in equation.features])
 
 
+def _points(equation, f) -> np.ndarray:
+    """The collocation points of the equation's set ``f`` (a system of k equations
+    holds them k times, equation after equation)."""
+    return f.X[: len(f.X) // equation.size]
+
+
+def _state(model, X) -> np.ndarray:
+    """The posterior mean of the latent field(s) at ``X``, all fields one after another:
+    what Gauss-Newton's change is measured on."""
+    fields = model.fields
+    if fields is None:
+        return model.posterior_mean(X)
+    return np.concatenate([model.posterior_mean(X, name) for name in fields])
+
+
 def _rms(equation, values, y) -> float:
     names = list(equation.features)
     residual = equation.evaluate(dict(zip(names, values))).numpy()
@@ -60,14 +75,17 @@ def backtrack(old, new, merit: float, merit_of, halvings: int = 6) -> tuple:
     return 1.0, None, None
 
 
-def _coarse(data: Data, f, points: int):
+def _coarse(data: Data, f, points: int, equations: int = 1):
     """The data with the collocation set cut to evenly spaced points so that all sets
-    hold at most ``points`` values (the other sets whole), or None where they do."""
+    hold at most ``points`` values (the other sets whole), or None where they do (a
+    system of ``equations`` keeps each equation at the same points)."""
     others = sum(len(s.X) for s in data.sets if s is not f)
-    keep = max(points - others, 1)
-    if keep >= len(f.X):
+    keep = max((points - others) // equations, 1)
+    n = len(f.X) // equations
+    if keep >= n:
         return None
-    index = np.unique(np.linspace(0, len(f.X) - 1, keep).round().astype(int))
+    index = np.unique(np.linspace(0, n - 1, keep).round().astype(int))
+    index = np.concatenate([index + e * n for e in range(equations)])
     return Data(
         tuple(
             dataclasses.replace(s, X=f.X[index], y=f.y[index]) if s is f else s for s in data.sets
@@ -135,21 +153,23 @@ def solve(
     iterations, tolerance = int(solver.iterations), float(solver.tolerance)
     f = data.get("f")
     names = list(equation.features)
-    coarse = None if learn == "never" or learn_points is None else _coarse(data, f, learn_points)
+    k = equation.size
+    X = _points(equation, f)
+    coarse = None if learn == "never" or learn_points is None else _coarse(data, f, learn_points, k)
     if coarse is not None:
         steps = solve(model, coarse, train, solver, learn, verbose)
-        start = _features(model, f.X, equation)
+        start = _features(model, X, equation)
         # A coefficient of the equation is learned once more on all the points, so that
         # its Laplace interval is taken at the optimum of the model that predicts.
         polish = "first" if _learns_equation(equation) else "never"
         return steps + solve(model, data, train, solver, polish, verbose, None, start)
     change = math.inf
-    values = np.zeros((len(names), len(f.X))) if start is None else np.asarray(start)
+    values = np.zeros((len(names), len(X))) if start is None else np.asarray(start)
     linearisation = Linearisation(equation, values, model.dtype)
     linearisation.scale = data.y_scale
     operator = linearisation.operator
-    terms = tuple(operator.resolve(f.X.shape[1], model.dims))
-    u_old = np.zeros(len(f.X)) if start is None else model.posterior_mean(f.X)
+    terms = tuple(operator.resolve(f.X.shape[1], model.dims, model.fields))
+    u_old = np.zeros(len(X) * len(model.fields or "u")) if start is None else _state(model, X)
     merit = _rms(equation, values, f.y)
     steps, learning, phases = [], learn != "never", 0
 
@@ -173,8 +193,8 @@ def solve(
             # The right-hand side at the learned coefficients (it depends on them where
             # one multiplies a nonlinear term): the posterior of that equation.
             train(linearised(), False)
-        new = _features(model, f.X, equation)
-        u_new = model.posterior_mean(f.X)
+        new = _features(model, X, equation)
+        u_new = _state(model, X)
         new_merit = _rms(equation, new, f.y)
         damping = 1.0
         if not learn_now and k > 1 and not new_merit <= merit:
@@ -187,10 +207,10 @@ def solve(
                 u_new = u_old + damping * (u_new - u_old)
         change = float(np.linalg.norm(u_new - u_old) / max(np.linalg.norm(u_new), 1e-300))
         loss = _loss(model)
-        steps.append(Step(k, change, new_merit, damping, learn_now, loss, len(f.X)))
+        steps.append(Step(k, change, new_merit, damping, learn_now, loss, len(X)))
         if verbose:
             print(
-                f"Gauss-Newton {k} ({len(f.X)} points): change {change:.2e}, "
+                f"Gauss-Newton {k} ({len(X)} points): change {change:.2e}, "
                 f"residual {new_merit:.2e}, "
                 f"step {damping:g}{', learned' if learn_now else ''}, loss {loss:.6g}"
             )
@@ -372,7 +392,7 @@ def _second_round(model, data, flagged, train, solver, plan, coefficients, verbo
     saved = Held([*held, *coefficients])
     saved_data, saved_steps, saved_held = model.data, list(report.gauss_newton), report.held
     first = model.log_marginal_likelihood()
-    start = _features(model, data.get("f").X, model.operator)
+    start = _features(model, _points(model.operator, data.get("f")), model.operator)
     for p in held:
         p.trainable = True
     for p in coefficients:
@@ -471,7 +491,7 @@ def _conditional_stage(model, data, flagged, train, solver, coefficients, verbos
     ]
     joint = model.data
     values = [p.unconstrained.numpy() for p in coefficients]
-    start = _features(model, data.get("f").X, model.operator)
+    start = _features(model, _points(model.operator, data.get("f")), model.operator)
     for _, p in held:
         p.trainable = False
     report.held = tuple(name for name, _ in held)

@@ -428,17 +428,12 @@ class Nonlinear:
                     f"features: expected names (str) mapped to pigp Operators, got "
                     f"{name!r}: {operator!r}"
                 )
-            if operator.fields:
-                raise ValueError(
-                    f"features[{name!r}]: a nonlinear equation acts on one field; this "
-                    f"operator names {operator.fields}"
-                )
             if any(c.varies or c.parameters for c, *_ in operator.terms):
                 raise ValueError(
                     f"features[{name!r}]: expected an operator with constant coefficients "
                     "(put coefficients that vary or are learned into the residual)"
                 )
-            if name == "u" and not _is_identity(operator):
+            if name == "u" and not operator.fields and not _is_identity(operator):
                 raise ValueError(
                     f"features['u']: 'u' names the field itself (predict(X, output='u') "
                     f"gives u), but this feature is {operator!r}; give it another name"
@@ -472,6 +467,38 @@ class Nonlinear:
         if any(d != tuple(dims) for d in dims_found):
             raise ValueError(f"features: the operators declare different dims {dims_found}")
         self.dims = None if dims is None else _check_dims(dims)
+        named = [bool(op.fields) for op in self.features.values()]
+        if any(named) and not all(named):
+            plain = [k for k, op in self.features.items() if not op.fields]
+            raise ValueError(
+                f"features: {plain} act on no named field while the others do; in an "
+                "equation over several fields each feature names its field, e.g. "
+                "D('x') @ field('p')"
+            )
+        self._size = None
+
+    @property
+    def fields(self) -> tuple:
+        """The fields the features act on, in order of appearance (empty for an equation
+        in the model's one field)."""
+        found = [f for op in self.features.values() for f in op.fields]
+        return tuple(dict.fromkeys(found))
+
+    @property
+    def size(self) -> int:
+        """How many equations the residual poses: 1 where it returns one tensor, k
+        where it returns k (a system, each equation at every collocation point)."""
+        if self._size is None:
+            v = {k: tf.ones((1,), tf.float64) for k in self.features}
+            try:
+                self._size = len(self.outputs(v))
+            except UndeclaredName as error:
+                raise ValueError(str(error)) from None
+            except Exception as error:  # the user's function: say which call failed
+                raise ValueError(
+                    f"residual: calling it on features of shape (1,) failed: {error}"
+                ) from error
+        return self._size
 
     def with_dims(self, *dims) -> Nonlinear:
         """This equation with its column names declared, e.g. ``.with_dims("x", "t")``."""
@@ -502,10 +529,22 @@ class Nonlinear:
 
     def call(self, v: dict, dtype=tf.float64) -> tf.Tensor:
         """``residual(v, p)`` with ``v`` the features' tensors and ``p`` the parameters'
-        current (or substituted) values, each a ``Declared`` dict."""
+        current (or substituted) values: shape (k n,) for a system of k equations at n
+        points, equation after equation."""
+        outputs = self.outputs(v, dtype)
+        return outputs[0] if len(outputs) == 1 else tf.concat(outputs, axis=0)
+
+    def outputs(self, v: dict, dtype=tf.float64) -> list:
+        """The residual's equations, ``[(n,)]`` (one entry for a single equation), with
+        ``v`` and the parameters' values passed as ``Declared`` dicts."""
         p = {k: q.value(dtype) for k, q in self.parameters_by_name.items()}
         v, p = Declared(v, "feature"), Declared(p, "parameter")
-        return tf.convert_to_tensor(self.residual(v, p), dtype)
+        out = self.residual(v, p)
+        if isinstance(out, (list, tuple)):
+            if not out:
+                raise ValueError("residual: returned an empty sequence of equations")
+            return [tf.convert_to_tensor(o, dtype) for o in out]
+        return [tf.convert_to_tensor(out, dtype)]
 
     def get_config(self) -> dict:
         """``{"residual": function, "features": {...}, "parameters": {...}, "dims": ...}``;

@@ -43,11 +43,11 @@ class _Partial:
         return tuple(self.linearisation.equation.parameters)
 
     def __call__(self, X):
-        n = self.linearisation.size
+        n = self.linearisation.size * self.linearisation.equation.size
         if X.shape[0] is not None and int(X.shape[0]) != n:
             raise ValueError(
                 f"the linearised equation's coefficients are known at its {n} collocation "
-                f"points only, asked at {int(X.shape[0])}"
+                f"values only, asked at {int(X.shape[0])}"
             )
         return self.linearisation.jacobian(X.dtype)[self.index]
 
@@ -76,7 +76,7 @@ class Linearisation:
         self.values = tf.Variable(values, dtype=dtype, trainable=False)
         #: ``-F(v_k) + sum_a c_a v_a,k`` at the parameters of the last
         #: ``right_hand_side``, and the scale the targets are divided by (``target_shift``).
-        self.offset = tf.Variable(np.zeros(self.size), dtype=dtype, trainable=False)
+        self.offset = tf.Variable(np.zeros(self.size * equation.size), dtype=dtype, trainable=False)
         self.scale = 1.0
         self.partials = [_Partial(self, a) for a in range(len(self.names))]
         self.operator = Linearised(self)
@@ -85,20 +85,27 @@ class Linearisation:
         self.values.assign(np.asarray(values, dtype=self.values.dtype.as_numpy_dtype))
 
     def jacobian(self, dtype=tf.float64) -> list:
-        """``[dF/dv_a]``: per feature, the partial derivatives at the n points, (n,) each,
-        with the parameters' current (or substituted) values."""
+        """``[dF/dv_a]``: per feature, the partial derivatives at the n points, (n,) each
+        (for a system of k equations, (k n,): equation after equation), with the
+        parameters' current (or substituted) values."""
         return self._residual_and_partials(tf.cast(self.values, dtype), dtype)[1]
 
     def _residual_and_partials(self, values, dtype) -> tuple:
-        """``F`` at the feature values ``values`` (m, n) and its partials by a tape."""
+        """``F`` at the feature values ``values`` (m, n) and its partials by a tape: the
+        residual (k n,), the partials ``[(k n,)]`` and the feature columns tiled k times
+        (a pointwise equation's gradient of the sum is each point's derivative)."""
         columns = tf.unstack(values, num=len(self.names))
-        with tf.GradientTape() as tape:
+        with tf.GradientTape(persistent=True) as tape:
             tape.watch(columns)
-            residual = self.equation.call(dict(zip(self.names, columns)), dtype)
-        partials = tape.gradient(
-            residual, columns, unconnected_gradients=tf.UnconnectedGradients.ZERO
-        )
-        return residual, partials, columns
+            outputs = self.equation.outputs(dict(zip(self.names, columns)), dtype)
+        zero = tf.UnconnectedGradients.ZERO
+        each = [tape.gradient(o, columns, unconnected_gradients=zero) for o in outputs]
+        del tape
+        if len(outputs) == 1:
+            return outputs[0], each[0], columns
+        partials = [tf.concat([e[a] for e in each], axis=0) for a in range(len(columns))]
+        tiled = [tf.tile(c, [len(outputs)]) for c in columns]
+        return tf.concat(outputs, axis=0), partials, tiled
 
     def right_hand_side(self, y: np.ndarray) -> np.ndarray:
         """``f - F(v_k) + sum_a c_a v_a,k`` at the n points, for data ``y = f``, with the
@@ -146,8 +153,8 @@ class Linearised(Operator):
         equation = linearisation.equation
         terms = []
         for partial, name in zip(linearisation.partials, linearisation.names):
-            for c, orders, _ in equation.features[name].terms:
-                terms.append((Coefficient(c.constant, (), (partial,)), dict(orders)))
+            for c, orders, field in equation.features[name].terms:
+                terms.append((Coefficient(c.constant, (), (partial,)), dict(orders), field))
         super().__init__(terms, equation.dims)
         self.linearisation = linearisation
 
@@ -180,9 +187,10 @@ class Linearised(Operator):
 
 def check_equation(equation: Nonlinear, dtype=tf.float64) -> None:
     """Refuse an equation whose residual is not a pointwise function of the features
-    (shape (n,) from features of shape (n,), each point's value its own features') or
-    is not differentiable by a tape. (Features the kernel is not smooth enough for
-    are refused earlier, where ``fit`` validates the collocation set against them.)"""
+    (each equation of shape (n,) from features of shape (n,), each point's value its own
+    features') or is not differentiable by a tape. (Features the kernel is not smooth
+    enough for are refused earlier, where ``fit`` validates the collocation set against
+    them.)"""
     rng = np.random.default_rng(0)
     names = list(equation.features)
     values = rng.uniform(0.5, 1.5, size=(len(names), 5))
@@ -190,23 +198,27 @@ def check_equation(equation: Nonlinear, dtype=tf.float64) -> None:
     def residual(columns):
         v = {k: tf.constant(c, dtype) for k, c in zip(names, columns)}
         try:
-            out = equation.call(v, dtype)
+            out = equation.outputs(v, dtype)
         except UndeclaredName as error:
             raise ValueError(str(error)) from None
+        except ValueError:
+            raise
         except Exception as error:  # the user's function: say which call failed
             raise ValueError(
                 f"residual: calling it on features of shape (n,) failed: {error}"
             ) from error
-        return out.numpy()
+        return [o.numpy() for o in out]
 
     together = residual(values)
-    if together.shape != (5,):
+    shapes = [o.shape for o in together]
+    if any(shape != (5,) for shape in shapes):
         raise ValueError(
             f"residual: expected values of shape (n,) for features of shape (n,), got "
-            f"{together.shape}"
+            f"{shapes[0] if len(shapes) == 1 else shapes}"
         )
-    alone = np.concatenate([residual(values[:, i : i + 1]) for i in range(5)])
-    reversed_ = residual(values[:, ::-1])[::-1]
+    together = np.stack(together)
+    alone = np.concatenate([np.stack(residual(values[:, i : i + 1])) for i in range(5)], axis=1)
+    reversed_ = np.stack(residual(values[:, ::-1]))[:, ::-1]
     if not (np.allclose(together, alone, rtol=1e-10) and np.allclose(together, reversed_)):
         raise ValueError(
             "residual: not pointwise in the features (a point's value depends on other "

@@ -334,6 +334,11 @@ def gauss_newton(
     )
     interior = validate.as_inputs("interior", interior, boundary.shape[1])
     forcing = validate.as_targets("forcing", forcing, len(interior), "interior")
+    if equation.fields or equation.size != 1:
+        raise ValueError(
+            "equation: the sparse Gauss-Newton takes one equation in one field; a system "
+            "or several fields go through pigp.PIGP (the dense engine)"
+        )
     problem = (equation, kernel, boundary, boundary_values, interior, forcing)
     settings = (nugget, tolerance, iterations)
     solution = _gauss_newton(problem, rho, settings)

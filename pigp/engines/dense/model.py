@@ -543,23 +543,27 @@ class PIGP(Model):
     def _predict_equation(self, X):
         """``N[u] = F(L_1 u, ..., L_m u)`` at ``X``: ``F`` at the features' posterior
         means, and the variance of the equation linearised there,
-        ``sum_ab c_a c_b cov(L_a u, L_b u)`` (``c_a = dF/dv_a``)."""
+        ``sum_ab c_a c_b cov(L_a u, L_b u)`` (``c_a = dF/dv_a``); arrays (n,), or (n, k)
+        for a system of k equations."""
         equation = self.operator
-        names = list(equation.features)
+        names, k, n = list(equation.features), equation.size, len(X)
         moments = [self.predict(X, output=equation.feature(a)) for a in names]
         means = np.stack([m for m, _ in moments])
         linearisation = Linearisation(equation, means)
-        partials = np.stack([c.numpy() for c in linearisation.jacobian()])
-        value = equation.evaluate(dict(zip(names, means))).numpy()
-        var = np.zeros(len(X))
+        partials = np.stack([c.numpy() for c in linearisation.jacobian()]).reshape(-1, k, n)
+        value = equation.evaluate(dict(zip(names, means))).numpy().reshape(k, n)
+        var = np.zeros((k, n))
         for a in range(len(names)):
             var += partials[a] ** 2 * moments[a][1]
             for b in range(a + 1, len(names)):
+                if not np.any(partials[a] * partials[b]):
+                    continue
                 both = equation.feature(names[a]) + equation.feature(names[b])
                 joint = self.predict(X, output=both)[1]
                 covariance = 0.5 * (joint - moments[a][1] - moments[b][1])
                 var += 2.0 * partials[a] * partials[b] * covariance
-        return value, np.maximum(var, 0.0)
+        var = np.maximum(var, 0.0)
+        return (value[0], var[0]) if k == 1 else (value.T, var.T)
 
     # ----- saving ------------------------------------------------------------------------
     def state_arrays(self) -> dict:
