@@ -543,7 +543,58 @@ def collocation_evolution() -> str:
     return _table(header, rows)
 
 
+def navier_stokes() -> str:
+    """``benchmarks/navier_stokes.py``: Kovasznay flow, pigp and the PINN."""
+    rows = []
+    found = _load("navier_stokes")["rows"]
+    pinn = _load("navier_stokes_pinn")["rows"]
+    for r in [x for x in found if x["problem"].startswith("forward")] + pinn:
+        pinned = r["problem"].startswith("pinn")
+        method = (
+            f"DeepXDE PINN (4 × 50 tanh, Adam {r['adam']} + L-BFGS ≤ {r['lbfgs_max']})"
+            if pinned
+            else "pigp, fields u, v, p"
+        )
+        bands = "–" if pinned else f"{r['coverage_u']:.0%} / {r['coverage_v']:.0%}"
+        points = r["problem"].split()[1]
+        rows.append(
+            (
+                method,
+                points,
+                f"{r['error_u']:.2e}",
+                f"{r['error_v']:.2e}",
+                f"{r['error_p']:.2e}",
+                bands,
+                seconds(r["seconds"]),
+            )
+        )
+    header = ("method", "interior grid + boundary points", "u", "v", "p (less its mean)")
+    header += ("95% bands hold u / v", "fit time")
+    table = _table(header, rows)
+    inverse = [x for x in found if x["problem"].startswith("inverse")]
+    if not inverse:
+        return table
+    rows = []
+    for r in inverse:
+        low, high = r["nu_interval"]
+        rows.append(
+            (
+                r["seed"],
+                f"{r['nu']:.5f}",
+                f"[{low:.5f}, {high:.5f}]",
+                "yes" if r["interval_holds"] else "no",
+                f"{r['error_u']:.1e} / {r['error_v']:.1e}",
+                f"{r['coverage_u']:.0%} / {r['coverage_v']:.0%}",
+                seconds(r["seconds"]),
+            )
+        )
+    header = ("seed", "ν (truth 0.05, from 0.1)", "95% Laplace interval", "holds")
+    header += ("u / v error", "95% bands hold u / v", "fit time")
+    return table + "\n\n" + _table(header, rows)
+
+
 TABLES = {
+    "navier-stokes": navier_stokes,
     "calibration": calibration,
     "vecchia-likelihood": vecchia_likelihood,
     "collocation-scale": collocation_scale,

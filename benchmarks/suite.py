@@ -175,6 +175,16 @@ CASES = [
         "Fisher–KPP, Allen–Cahn and Zeldovich coefficients from three starts",
     ),
     Case(
+        "kovasznay",
+        "accuracy",
+        "navier_stokes.py",
+        (),
+        "navier_stokes.json",
+        "docs/results.md#navierstokes-kovasznay-flow",
+        "steady Navier–Stokes over three fields (Kovasznay flow): u, v, p errors and "
+        "bands at 12 × 12 and 20 × 20, ν learned from noisy sensors over 5 seeds",
+    ),
+    Case(
         "systems",
         "accuracy",
         "systems.py",
@@ -452,6 +462,16 @@ CASES = [
         "systems_pinn.json",
         "docs/results.md#several-fields",
         "a DeepXDE PINN on the Stokes data",
+        peers=True,
+    ),
+    Case(
+        "kovasznay-pinn",
+        "peers",
+        "navier_stokes.py",
+        ("--problems", "pinn"),
+        "navier_stokes_pinn.json",
+        "docs/results.md#navierstokes-kovasznay-flow",
+        "a DeepXDE PINN on the Kovasznay points of the 20 × 20 row",
         peers=True,
     ),
     # studies

@@ -6,7 +6,9 @@
 - ``pigp.experiments.problems``: Poisson, advection-diffusion, wave, Helmholtz, 2-D heat;
 - ``pigp.experiments.nonlinear``: ``-laplacian u + u^3 = f`` and Burgers by Gauss-Newton;
 - ``pigp.experiments.systems``: several fields: Stokes flow, a divergence-free field, a
-  coupled reaction-diffusion pair.
+  coupled reaction-diffusion pair;
+- ``pigp.experiments.navier_stokes``: steady Navier-Stokes (Kovasznay flow), a
+  nonlinear system over three fields.
 
 The names below are imported on first use (the command line's help needs none of them).
 """
@@ -33,7 +35,7 @@ _NAMES = {
 
 __all__ = list(_NAMES)
 __getattr__, __dir__ = attach(
-    __name__, _NAMES, ("cli", "report", "heat", "problems", "nonlinear", "systems")
+    __name__, _NAMES, ("cli", "report", "heat", "problems", "nonlinear", "systems", "navier_stokes")
 )
 
 if TYPE_CHECKING:

@@ -46,13 +46,30 @@ def _points(equation, f) -> np.ndarray:
     return f.X[: len(f.X) // equation.size]
 
 
-def _state(model, X) -> np.ndarray:
-    """The posterior mean of the latent field(s) at ``X``, all fields one after another:
-    what Gauss-Newton's change is measured on."""
-    fields = model.fields
-    if fields is None:
-        return model.posterior_mean(X)
-    return np.concatenate([model.posterior_mean(X, name) for name in fields])
+def _state(model, X, features: np.ndarray) -> np.ndarray:
+    """What Gauss-Newton's change is measured on: the posterior mean of u at ``X`` for
+    one field; for several, the ``features`` (m, n) at ``X`` (a field's part that no
+    feature sees, such as a pressure's constant, is fixed only by the prior and drifts
+    with round-off)."""
+    return model.posterior_mean(X) if model.fields is None else features
+
+
+def _change(new: np.ndarray, old: np.ndarray, groups) -> float:
+    """The relative change from ``old`` to ``new``: of the whole (one field), or the
+    largest over ``groups`` of the features (the rows acting on the same fields)."""
+    if groups is None:
+        return float(np.linalg.norm(new - old) / max(np.linalg.norm(new), 1e-300))
+    return max(_change(new[rows], old[rows], None) for rows in groups)
+
+
+def _groups(model, equation):
+    """The features' rows grouped by the fields they act on (None for one field)."""
+    if model.fields is None:
+        return None
+    found = {}
+    for row, operator in enumerate(equation.features.values()):
+        found.setdefault(operator.fields, []).append(row)
+    return list(found.values())
 
 
 def _rms(equation, values, y) -> float:
@@ -169,7 +186,11 @@ def solve(
     linearisation.scale = data.y_scale
     operator = linearisation.operator
     terms = tuple(operator.resolve(f.X.shape[1], model.dims, model.fields))
-    u_old = np.zeros(len(X) * len(model.fields or "u")) if start is None else _state(model, X)
+    groups = _groups(model, equation)
+    if start is None:
+        u_old = np.zeros(len(X)) if groups is None else np.zeros_like(values)
+    else:
+        u_old = _state(model, X, values)
     merit = _rms(equation, values, f.y)
     steps, learning, phases = [], learn != "never", 0
 
@@ -194,7 +215,7 @@ def solve(
             # one multiplies a nonlinear term): the posterior of that equation.
             train(linearised(), False)
         new = _features(model, X, equation)
-        u_new = _state(model, X)
+        u_new = _state(model, X, new)
         new_merit = _rms(equation, new, f.y)
         damping = 1.0
         if not learn_now and k > 1 and not new_merit <= merit:
@@ -205,7 +226,7 @@ def solve(
             if damping < 1.0:
                 new, new_merit = trial, trial_merit
                 u_new = u_old + damping * (u_new - u_old)
-        change = float(np.linalg.norm(u_new - u_old) / max(np.linalg.norm(u_new), 1e-300))
+        change = _change(u_new, u_old, groups)
         loss = _loss(model)
         steps.append(Step(k, change, new_merit, damping, learn_now, loss, len(X)))
         if verbose:

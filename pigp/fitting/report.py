@@ -63,7 +63,8 @@ class Step:
     Attributes:
         iteration: 1, 2, ...
         change: the relative change of u at the collocation points,
-            ``||u_new - u_old|| / ||u_new||``.
+            ``||u_new - u_old|| / ||u_new||``; with several fields, the largest such
+            change of the equation's features acting on one field (or set of fields).
         residual: the root mean square of ``F(v) - f`` at the collocation points after
             the step (its linearisation's error).
         damping: the fraction of the step taken (1 for a full step).

@@ -396,7 +396,9 @@ class Declared(dict):
 
 class Nonlinear:
     """A nonlinear equation ``N[u] = F(L_1 u, ..., L_m u) = f``, pointwise in the values of
-    linear features ``L_a u`` (``u``, ``u_x``, ``u_xx``, ``laplacian``...).
+    linear features ``L_a u`` (``u``, ``u_x``, ``u_xx``, ``laplacian``...); or a system
+    of k such equations (the residual returns k tensors), and features of several
+    fields (``D("x") @ field("p")``) in a model with a kernel per field.
 
     Build it with ``nonlinear``. ``PIGP.fit`` solves and learns with it by Gauss-Newton
     (``pigp.operators.linearisation``): each iteration conditions the GP on the equation
@@ -573,10 +575,14 @@ def nonlinear(residual, features: dict, parameters: dict | None = None) -> Nonli
     Args:
         residual: ``F(v, p)``: ``v`` maps each feature name to the tensor of its
             values at n points (shape (n,)), ``p`` each parameter name to its value;
-            returns shape (n,). TensorFlow ops, pointwise (point i's value depends on
-            point i's features only).
+            returns shape (n,), or a tuple of k such tensors for a system of k
+            equations (``fit`` then takes ``y_f`` of shape (n, k), and
+            ``predict(X, output="f")`` gives (n, k)). TensorFlow ops, pointwise (point
+            i's value depends on point i's features only).
         features: ``{name: Operator}``, e.g. ``{"u": Identity, "t": D("t"), "x":
-            D("x"), "xx": D("x", 2)}``; operators with constant coefficients.
+            D("x"), "xx": D("x", 2)}``; operators with constant coefficients. In a model
+            of several fields each names its field (``D("x") @ field("p")``); a
+            feature named like a field must be that field.
         parameters: ``{name: pigp.Parameter or number}`` read by the residual as
             ``p[name]``; a number is a known constant (a ``Parameter`` not trained);
             they appear as ``"operator.NAME"`` in ``parameter_values()``.
@@ -589,5 +595,21 @@ def nonlinear(residual, features: dict, parameters: dict | None = None) -> Nonli
             features={"u": Identity, "t": D("t"), "x": D("x"), "xx": D("x", 2)},
             parameters={"nu": nu},
         ).with_dims("x", "t")
+
+    Several fields and equations (steady Navier-Stokes, ``pigp.experiments.navier_stokes``
+    has all of it)::
+
+        u, v, p = field("u"), field("v"), field("p")
+        equations = nonlinear(
+            lambda f, q: (
+                f["u"] * f["u_x"] + f["v"] * f["u_y"] + f["p_x"] - q["nu"] * f["lap_u"],
+                ...,  # the y momentum equation
+                f["u_x"] + f["v_y"],  # continuity
+            ),
+            features={"u": u, "u_x": D("x") @ u, ..., "p_x": D("x") @ p},
+            parameters={"nu": 0.05},
+        )
+        model = pigp.PIGP({"u": kernel, "v": kernel, "p": kernel}, equations)
+        model.fit(X_f=X, y_f=np.zeros((len(X), 3)), observations=[...])
     """
     return Nonlinear(residual, features, parameters)
