@@ -175,14 +175,14 @@ CASES = [
         "Fisher–KPP, Allen–Cahn and Zeldovich coefficients from three starts",
     ),
     Case(
-        "kovasznay",
+        "navier-stokes",
         "accuracy",
         "navier_stokes.py",
         (),
         "navier_stokes.json",
-        "docs/results.md#navierstokes-kovasznay-flow",
-        "steady Navier–Stokes over three fields (Kovasznay flow): u, v, p errors and "
-        "bands at 12 × 12 and 20 × 20, ν learned from noisy sensors over 5 seeds",
+        "docs/results.md#navierstokes",
+        "steady Navier–Stokes over three fields: Kovasznay flow (u, v, p errors and bands, "
+        "ν learned from noisy sensors over 5 seeds) and the lid-driven cavity against Ghia",
     ),
     Case(
         "systems",
@@ -465,13 +465,13 @@ CASES = [
         peers=True,
     ),
     Case(
-        "kovasznay-pinn",
+        "navier-stokes-pinn",
         "peers",
         "navier_stokes.py",
-        ("--problems", "pinn"),
+        ("--problems", "pinn", "cavity-pinn"),
         "navier_stokes_pinn.json",
-        "docs/results.md#navierstokes-kovasznay-flow",
-        "a DeepXDE PINN on the Kovasznay points of the 20 × 20 row",
+        "docs/results.md#navierstokes",
+        "a DeepXDE PINN on the Kovasznay and cavity points of pigp's largest rows",
         peers=True,
     ),
     # studies

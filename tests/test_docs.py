@@ -30,6 +30,7 @@ TUTORIALS = [
     "large_data",
     "nonlinear",
     "fields",
+    "navier_stokes",
 ]
 
 
@@ -135,6 +136,7 @@ PAGES = {
             "Large data sets",
             "Nonlinear PDEs",
             "Several fields",
+            "Navier–Stokes",
             "Plotting and diagnostics",
         ],
     ),
@@ -148,6 +150,7 @@ PAGES = {
     "tutorials/large_data/": (6, []),
     "tutorials/nonlinear/": (4, []),
     "tutorials/fields/": (3, []),
+    "tutorials/navier_stokes/": (3, []),
     "performance/": (12, ["Memory needed for N points"]),
     "peers/": (0, []),
     "reliability/": (0, []),

@@ -86,7 +86,8 @@ model.fit(
     ],
 )
 print(
-    f"{len(X_f)} collocation points x 3 equations + {2 * len(X_b)} boundary values"
+    f"{len(X_f)} collocation points x 3 equations, "
+    f"{2 * len(X_b)} boundary values"
 )
 print(
     f"Gauss-Newton iterations: {len(model.gauss_newton)}, "
@@ -113,7 +114,8 @@ for name in "uv":
     error = np.linalg.norm(mean - exact[name]) / np.linalg.norm(exact[name])
     inside = np.mean(np.abs(mean - exact[name]) <= 1.96 * np.sqrt(var))
     print(
-        f"{name}: relative L2 error {error:.1e}, 95% band holds it at {inside:.0%} of the grid"
+        f"{name}: relative L2 error {error:.1e}, "
+        f"95% band holds it at {inside:.0%} of the grid"
     )
 mean_p = moments["p"][0]
 error_p = np.linalg.norm(
@@ -150,9 +152,9 @@ axes[0, 0].plot(X_b[:, 0], X_b[:, 1], "kx", ms=3)
 # %% [markdown]
 # The velocity's standard deviation vanishes on the boundary, where it is given
 # exactly, and peaks between the collocation points; the pressure's is largest where
-# only its gradient constrains it. The benchmark (`python -m benchmarks kovasznay`)
+# only its gradient constrains it. The benchmark (`python -m benchmarks navier-stokes`)
 # runs this at 12 × 12 and 20 × 20 and learns ν from noisy velocity sensors; the
-# [results page](../results.md#navierstokes-kovasznay-flow) has its table, beside
+# [results page](../results.md#navierstokes) has its table, beside
 # a physics-informed neural network on the same points.
 #
 # ## Writing your own system

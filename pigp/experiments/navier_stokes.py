@@ -240,6 +240,8 @@ def cavity(
     kernel=None,
     verbose: bool = False,
     solver=None,
+    noise_f=None,
+    corner: float | None = None,
 ) -> tuple:
     """Fit the lid-driven cavity at Reynolds number ``re`` (nu = 1 / re) and compare
     with Ghia et al.'s centre lines (Re = 100).
@@ -252,13 +254,14 @@ def cavity(
     import pigp
     from pigp.operators import field
 
-    X_f, X_b, u_b, v_b = cavity_design(interior, per_side)
+    X_f, X_b, u_b, v_b = cavity_design(interior, per_side, corner)
     observations = [
         pigp.Observations(X_b, u_b, field("u"), name="u_walls"),
         pigp.Observations(X_b, v_b, field("v"), name="v_walls"),
     ]
     kernel = kernel or pigp.kernels.SquaredExponential
-    model = pigp.PIGP({"u": kernel(), "v": kernel(), "p": kernel()}, navier_stokes(1.0 / re))
+    kernels = {"u": kernel(), "v": kernel(), "p": kernel()}
+    model = pigp.PIGP(kernels, navier_stokes(1.0 / re), noise_f=noise_f)
     start = time.perf_counter()
     model.fit(
         X_f=X_f,
