@@ -13,7 +13,8 @@ the rest read it):
 - ``run``: ``fit_linear``: training, then the noise stages.
 - ``noise``: the restart from quieter noises and the exact decision.
 - ``kernel_choice``: ``kernel="auto"``'s candidates (``AUTO_KERNELS``).
-- ``gauss_newton``: ``fit_nonlinear`` for nonlinear equations.
+- ``gauss_newton``: ``fit_nonlinear`` for nonlinear equations;
+- ``nonlinear_noise``: ``fit_deciding_noise``, which data a nonlinear fit takes as exact.
 
 A new stage is one module here and one field of ``FitPlan``. This package never
 imports ``pigp.engines.dense.model``: the model is passed in and used through its public methods.
@@ -22,6 +23,7 @@ imports ``pigp.engines.dense.model``: the model is passed in and used through it
 from ..kernels.library import SpectralMixture, SquaredExponential
 from .gauss_newton import fit_nonlinear
 from .kernel_choice import choose_kernel
+from .nonlinear_noise import fit_deciding_noise
 from .plan import FitPlan, Solver, Training, default_plan, defaults
 from .report import FitReport, NoiseChoice, NoiseRestart, Step
 from .run import fit_linear
@@ -44,6 +46,7 @@ __all__ = [
     "choose_kernel",
     "default_plan",
     "defaults",
+    "fit_deciding_noise",
     "fit_linear",
     "fit_nonlinear",
 ]

@@ -26,8 +26,8 @@ from ...fitting import (
     NoiseRestart,
     Solver,
     choose_kernel,
+    fit_deciding_noise,
     fit_linear,
-    fit_nonlinear,
 )
 from ...fitting import default_plan as current_default
 from ...inference import sampler
@@ -363,7 +363,7 @@ class PIGP(Model):
         memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1, self.nonlinear)
         self._release_held()
         if self.nonlinear:
-            fit_nonlinear(self, data, plan, run, gauss_newton, verbose, callback)
+            fit_deciding_noise(self, data, plan, run, gauss_newton, verbose, callback)
         elif self._candidates:
             candidates = dict(zip(AUTO_KERNELS, self._candidates))
             choose_kernel(self, data, candidates, plan, run, verbose, callback)

@@ -1,0 +1,192 @@
+"""Which data a nonlinear fit treats as exact: ``fit_deciding_noise``.
+
+A data set whose noise the user did not give is exact in a Gauss-Newton fit
+(``pigp.fitting.gauss_newton.fit_nonlinear``): the marginal likelihood of a linearised
+model can otherwise explain boundary data as noise and settle on a trivial solution.
+Noisy data passed that way are then interpolated: the kernel's lengthscales shrink
+towards the data's spacing and an equation's coefficient is pulled off its value with
+an interval that does not hold it.
+
+Where the equation has a coefficient to learn, the data decide, as ``noise_choice``
+does for linear models (``pigp.fitting.noise.decide_exact``): the fit runs with those
+sets exact and again with their noise learned, both from the same start, and the
+joint log marginal likelihood of each converged linearisation (every set counted as
+evidence) is compared; the sets stay exact unless the learned noise gains more than
+``plan.exact_evidence`` nats. ``report.noise_choice`` holds the figures. Either way, a
+fit that keeps such sets exact and ends with a lengthscale below the data's spacing,
+or with Gauss-Newton not converged and a coefficient at a fraction of its start, warns
+and names the sets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import scipy.spatial
+
+from .._warnings import warn
+from ..data import NOISE_START, Data
+from ..structure import covariance_parameters
+from .gauss_newton import _replay, fit_nonlinear
+from .plan import FitPlan, Solver, Training
+from .report import FitReport, NoiseChoice
+from .state import Held
+
+__all__ = ["fit_deciding_noise", "COLLAPSED", "SHRUNK"]
+
+#: A coefficient below this fraction of its start (in absolute value) at a fit whose
+#: Gauss-Newton did not converge is reported, with the sets taken as exact.
+SHRUNK = 0.2
+
+#: A lengthscale below this fraction of the data's spacing (the median distance from a
+#: data point to its nearest other) is reported as collapsed.
+COLLAPSED = 1.0
+
+
+def _undeclared(data: Data) -> list:
+    """The data sets (not the equation's) whose noise the fit decides."""
+    return [s for s in data.sets if s.noise_decided_by_fit and s.name != "f"]
+
+
+def _joint_evidence(model) -> float:
+    """The log marginal likelihood of the model's last linearisation with every set
+    counted as evidence (none conditioned on)."""
+    data = model.data
+    model.data = Data(
+        tuple(dataclasses.replace(s, condition=False) for s in data.sets), data.y_scale
+    )
+    try:
+        return float(model.log_marginal_likelihood())
+    finally:
+        model.data = data
+
+
+def _fit_recorded(model, data, plan, run, solver, verbose, callback) -> tuple:
+    """``fit_nonlinear`` with its warnings recorded: ``(report, warnings, evidence)``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = fit_nonlinear(model, data, plan, run, solver, verbose, callback)
+    evidence = _joint_evidence(model)
+    return report, caught, evidence if math.isfinite(evidence) else -math.inf
+
+
+def fit_deciding_noise(
+    model,
+    data: Data,
+    plan: FitPlan,
+    run: Training | None = None,
+    solver: Solver | None = None,
+    verbose: bool | None = None,
+    callback=None,
+) -> FitReport:
+    """Fit ``model`` (a nonlinear equation) to ``data`` by Gauss-Newton, the data of
+    undeclared noise exact or noisy as their evidence decides (module docstring).
+
+    Returns:
+        The report the model adopted; ``noise_choice`` holds, per set decided, the
+        joint log marginal likelihood with its noise learned and exact, and which was
+        kept.
+    """
+    solver = plan.solver if solver is None else solver
+    undeclared = _undeclared(data)
+    learns = any(p.trainable for p in model.operator.parameters)
+    coefficients = {id(p): float(np.ravel(p.numpy())[0]) for p in model.operator.parameters}
+    if not (undeclared and learns and plan.exact_evidence is not None and solver.learn != "never"):
+        report = fit_nonlinear(model, data, plan, run, solver, verbose, callback)
+        _warn_if_interpolating(model, data, undeclared, coefficients)
+        return report
+    parameters = list(
+        {
+            id(p): p
+            for p in [*covariance_parameters(model.kernel, data.sets), *model.operator.parameters]
+        }.values()
+    )
+    start = Held(parameters)
+    exact_report, exact_warnings, exact = _fit_recorded(
+        model, data, plan, run, solver, verbose, callback
+    )
+    exact_state, exact_data = Held(parameters), model.data
+    start.restore()
+    noisy_data = Data(
+        tuple(
+            dataclasses.replace(s, noise_decided_by_fit=False) if s in undeclared else s
+            for s in data.sets
+        ),
+        data.y_scale,
+    )
+    for s in undeclared:
+        s.noise.trainable = True
+        s.noise.assign(np.full(s.noise.shape, NOISE_START))
+    try:
+        noisy_report, noisy_warnings, learned = _fit_recorded(
+            model, noisy_data, plan, run, solver, verbose, callback
+        )
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+        noisy_report, learned = None, -math.inf
+    keep_exact = not learned > exact + plan.exact_evidence
+    if keep_exact:
+        exact_state.restore()
+        model.data = exact_data
+        report, caught = exact_report, exact_warnings
+    else:
+        report, caught = noisy_report, noisy_warnings
+    model.adopt(report)
+    for s in undeclared:
+        report.noise_choice[s.name] = NoiseChoice(
+            float(learned), float(exact), "exact" if keep_exact else "learned"
+        )
+    _replay(caught)
+    if keep_exact:
+        _warn_if_interpolating(model, data, undeclared, coefficients)
+    return report
+
+
+def _spacing(data: Data) -> float:
+    """The median distance from a data point to its nearest other, over every set's
+    points (each point once)."""
+    X = np.unique(np.concatenate([s.X for s in data.sets]), axis=0)
+    if len(X) < 2:
+        return 0.0
+    distances, _ = scipy.spatial.cKDTree(X).query(X, k=2)
+    return float(np.median(distances[:, 1]))
+
+
+def _warn_if_interpolating(model, data: Data, undeclared: list, coefficients: dict) -> None:
+    """Warn, naming ``undeclared``, where the fit that took them as exact shows what
+    noisy data taken as exact do: a learned lengthscale below the data's spacing, or
+    Gauss-Newton not converged with a coefficient at a fraction of its start."""
+    if not undeclared:
+        return
+    signs = []
+    spacing = _spacing(data)
+    for name, p in model.kernel.parameters.items():
+        if not (name.endswith("lengthscales") and p.trainable):
+            continue
+        values = np.ravel(p.numpy())
+        if spacing > 0 and np.any(values < COLLAPSED * spacing):
+            signs.append(
+                f"the kernel's {name} learned {np.round(values, 4).tolist()}, below the "
+                f"data's spacing {spacing:.3g}"
+            )
+    steps = model.gauss_newton
+    converged = bool(steps) and math.isfinite(steps[-1].change) and steps[-1].change < 1e-3
+    if not converged:
+        for name, p in model.operator.parameters_by_name.items():
+            begun = coefficients.get(id(p))
+            value = float(np.ravel(p.numpy())[0])
+            if p.trainable and begun and abs(value) < SHRUNK * abs(begun):
+                signs.append(
+                    f"the coefficient {name!r} ended at {value:.3g} from {begun:.3g} with "
+                    "Gauss-Newton not converged"
+                )
+    if signs:
+        names = [s.name for s in undeclared]
+        warn(
+            f"fit: the data sets {names} were passed without a noise and are fitted as "
+            f"exact, and {'; '.join(signs)}: noisy data fitted as exact look like this. "
+            "Give each set's noise (Observations(..., noise=variance) or noise_u=; a "
+            "positive number is a start to learn from)"
+        )
