@@ -59,7 +59,11 @@ print(
 # settings). Data sets whose noise is not given are exact here: with a learned
 # noise, the linearised model's likelihood can explain the boundary values as
 # noise and settle on a trivial solution. Give noisy data a positive initial
-# noise variance (learned).
+# noise variance (learned). Where the equation has a coefficient to learn, the
+# fit also tries the sets of undeclared noise with a learned noise and keeps
+# whichever the data's likelihood given the equation prefers
+# (`model.noise_choice`); a fit that keeps noisy-looking data exact (a
+# lengthscale below the data's spacing) warns and names the sets.
 #
 # `predict(X, output=...)` takes a feature's name, any operator, or `"f"`: the
 # equation's left-hand side $N[u]$, at the features' posterior means, with the

@@ -10,12 +10,12 @@ an interval that does not hold it.
 Where the equation has a coefficient to learn, the data decide, as ``noise_choice``
 does for linear models (``pigp.fitting.noise.decide_exact``): the fit runs with those
 sets exact and again with their noise learned, both from the same start, and the
-joint log marginal likelihood of each converged linearisation (every set counted as
-evidence) is compared; the sets stay exact unless the learned noise gains more than
-``plan.exact_evidence`` nats. ``report.noise_choice`` holds the figures. Either way, a
-fit that keeps such sets exact and ends with a lengthscale below the data's spacing,
-or with Gauss-Newton not converged and a coefficient at a fraction of its start, warns
-and names the sets.
+likelihood of those sets given the equation and the other data, ``log p(y_U | y_C)``,
+at each converged linearisation is compared; the sets stay exact unless the learned
+noise gains more than ``plan.exact_evidence`` nats. ``report.noise_choice`` holds the
+figures. Either way, a fit that keeps such sets exact and ends with a lengthscale below
+the data's spacing, or with Gauss-Newton not converged and a coefficient at a fraction
+of its start, warns and names the sets.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 import scipy.spatial
 
 from .._warnings import warn
-from ..data import NOISE_START, Data
+from ..data import Data
 from ..structure import covariance_parameters
 from .gauss_newton import _replay, fit_nonlinear
 from .plan import FitPlan, Solver, Training
@@ -36,6 +36,11 @@ from .report import FitReport, NoiseChoice
 from .state import Held
 
 __all__ = ["fit_deciding_noise", "COLLAPSED", "SHRUNK"]
+
+#: The noise variance (standardised) the trial with learned noise starts from: the start
+#: the nonlinear examples pass (the linear models' ``NOISE_START``, 1e-3, lets a
+#: Gauss-Newton fit explain the data as noise).
+START = 1e-4
 
 #: A coefficient below this fraction of its start (in absolute value) at a fit whose
 #: Gauss-Newton did not converge is reported, with the sets taken as exact.
@@ -51,12 +56,15 @@ def _undeclared(data: Data) -> list:
     return [s for s in data.sets if s.noise_decided_by_fit and s.name != "f"]
 
 
-def _joint_evidence(model) -> float:
-    """The log marginal likelihood of the model's last linearisation with every set
-    counted as evidence (none conditioned on)."""
+def _evidence(model, names) -> float:
+    """``log p(y_U | y_C)`` at the model's last linearisation: the likelihood of the
+    sets ``names`` (U) given the equation and every other set (C, conditioned on).
+    Counted as evidence, the equation's zeros can outweigh the data (their density
+    grows without bound as the kernel's variance shrinks); given, they cannot."""
     data = model.data
     model.data = Data(
-        tuple(dataclasses.replace(s, condition=False) for s in data.sets), data.y_scale
+        tuple(dataclasses.replace(s, condition=s.name not in names) for s in data.sets),
+        data.y_scale,
     )
     try:
         return float(model.log_marginal_likelihood())
@@ -64,12 +72,12 @@ def _joint_evidence(model) -> float:
         model.data = data
 
 
-def _fit_recorded(model, data, plan, run, solver, verbose, callback) -> tuple:
+def _fit_recorded(model, data, plan, run, solver, verbose, callback, names) -> tuple:
     """``fit_nonlinear`` with its warnings recorded: ``(report, warnings, evidence)``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = fit_nonlinear(model, data, plan, run, solver, verbose, callback)
-    evidence = _joint_evidence(model)
+    evidence = _evidence(model, names)
     return report, caught, evidence if math.isfinite(evidence) else -math.inf
 
 
@@ -87,7 +95,8 @@ def fit_deciding_noise(
 
     Returns:
         The report the model adopted; ``noise_choice`` holds, per set decided, the
-        joint log marginal likelihood with its noise learned and exact, and which was
+        likelihood of the sets decided given the rest (``log p(y_U | y_C)``) with
+        their noise learned and exact, and which was
         kept.
     """
     solver = plan.solver if solver is None else solver
@@ -105,8 +114,9 @@ def fit_deciding_noise(
         }.values()
     )
     start = Held(parameters)
+    names = {s.name for s in undeclared}
     exact_report, exact_warnings, exact = _fit_recorded(
-        model, data, plan, run, solver, verbose, callback
+        model, data, plan, run, solver, verbose, callback, names
     )
     exact_state, exact_data = Held(parameters), model.data
     start.restore()
@@ -119,10 +129,10 @@ def fit_deciding_noise(
     )
     for s in undeclared:
         s.noise.trainable = True
-        s.noise.assign(np.full(s.noise.shape, NOISE_START))
+        s.noise.assign(np.full(s.noise.shape, START))
     try:
         noisy_report, noisy_warnings, learned = _fit_recorded(
-            model, noisy_data, plan, run, solver, verbose, callback
+            model, noisy_data, plan, run, solver, verbose, callback, names
         )
     except (ValueError, FloatingPointError, np.linalg.LinAlgError):
         noisy_report, learned = None, -math.inf

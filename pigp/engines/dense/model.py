@@ -25,6 +25,7 @@ from ...fitting import (
     NoiseChoice,
     NoiseRestart,
     Solver,
+    auto_kernels,
     choose_kernel,
     fit_deciding_noise,
     fit_linear,
@@ -120,9 +121,11 @@ class PIGP(Model):
     Args:
         kernel: the prior covariance of u, a ``pigp.kernels.Kernel``, or ``"auto"``:
             the first ``fit`` fits a ``SquaredExponential`` and a one-component
-            ``SpectralMixture`` from the same start and keeps the one of higher log
-            marginal likelihood (``model.kernel_choice`` has both evidences); it
-            costs both fits (``pigp.fitting.AUTO_KERNELS``). A higher marginal likelihood is
+            ``SpectralMixture`` from the same start, and for an evolution equation (a
+            column named ``"t"``) the kernel the docs recommend for it,
+            ``Decaying(SquaredExponential())`` along t, and keeps the one of highest log
+            marginal likelihood (``model.kernel_choice`` has every evidence); it
+            costs every fit (``pigp.fitting.auto_kernels``). A higher marginal likelihood is
             evidence for a model of the data, not a promise of a smaller error:
             the more flexible kernel can fit the data points better and still be
             worse between them. Check the choice against held-out data where
@@ -233,6 +236,12 @@ class PIGP(Model):
                 "kernel: 'auto' is not available for nonlinear equations; pass a kernel, "
                 "e.g. pigp.kernels.SquaredExponential()"
             )
+        if self._candidates:
+            # The candidates depend on the columns: an evolution equation adds Decaying.
+            made = auto_kernels(self.operator.dims or self.dims)
+            self._candidate_names = tuple(made)
+            self._candidates = tuple(make() for make in made.values())
+            self.kernel = self._candidates[0]
 
     def _forget(self) -> None:
         self._objective = None  # rebuilt when the variables or the data sets change
@@ -365,7 +374,7 @@ class PIGP(Model):
         if self.nonlinear:
             fit_deciding_noise(self, data, plan, run, gauss_newton, verbose, callback)
         elif self._candidates:
-            candidates = dict(zip(AUTO_KERNELS, self._candidates))
+            candidates = dict(zip(self._candidate_names, self._candidates))
             choose_kernel(self, data, candidates, plan, run, verbose, callback)
             self._candidates = ()
         else:

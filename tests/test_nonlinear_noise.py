@@ -1,0 +1,89 @@
+"""Data passed without a noise to a nonlinear fit: the evidence decides whether they are
+exact, and a fit that keeps noisy data exact says so."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pigp
+from pigp.experiments.nonlinear import burgers_design, burgers_equation, burgers_reference
+from pigp.fitting import nonlinear_noise
+
+
+def burgers_inverse(noise: float, seed: int = 0):
+    """``benchmarks/nonlinear_noise.py``'s Burgers problem (nu = 0.05 from 0.1)."""
+    rng = np.random.default_rng(seed)
+    design = burgers_design(250, 60, seed)
+    X_u = np.c_[rng.uniform(-1, 1, 120), rng.uniform(0, 1, 120)]
+    clean = burgers_reference(X_u, 0.05)
+    y_u = clean + noise * np.std(clean) * rng.normal(size=len(clean))
+    boundary = pigp.Observations(
+        design["X_b"], burgers_reference(design["X_b"], 0.05), name="boundary"
+    )
+    nu = pigp.Parameter(0.1, positive=True)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers_equation(nu)
+    )
+    data = dict(X_u=X_u, y_u=y_u, X_f=design["X_f"], y_f=np.zeros(len(design["X_f"])))
+    return model, data, [boundary], nu
+
+
+@pytest.mark.slow
+def test_noisy_data_passed_without_a_noise_get_one_and_the_coefficient_holds():
+    model, data, observations, nu = burgers_inverse(0.005)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(**data, observations=observations)
+    choice = model.noise_choice["u"]
+    assert choice.kept == "learned"
+    assert choice.learned > choice.exact + 2.0
+    assert model.parameter_values()["noise_u"] > 0
+    low, high = model.parameter_intervals()["operator.nu"]
+    assert abs(float(nu.numpy()) - 0.05) < 0.05 * 0.05
+    assert low <= 0.05 <= high
+    assert not [w for w in caught if "without a noise" in str(w.message)]
+
+
+@pytest.mark.slow
+def test_exact_data_passed_without_a_noise_stay_exact():
+    model, data, observations, nu = burgers_inverse(0.0)
+    model.fit(**data, observations=observations)
+    choice = model.noise_choice["u"]
+    assert choice.kept == "exact", choice
+    assert model.parameter_values()["noise_u"] == 0.0
+    assert abs(float(nu.numpy()) - 0.05) < 0.01 * 0.05
+
+
+def test_a_collapsed_lengthscale_with_exact_data_is_named(rng):
+    design = burgers_design(30, 20, 0)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers_equation(0.05)
+    )
+    X_u = np.c_[rng.uniform(-1, 1, 10), rng.uniform(0, 1, 10)]
+    data = model.prepare_data(
+        X_u, burgers_reference(X_u, 0.05), design["X_f"], np.zeros(len(design["X_f"]))
+    )
+    with warnings.catch_warnings():  # two Gauss-Newton steps do not converge
+        warnings.simplefilter("ignore")
+        model.fit(
+            X_u,
+            burgers_reference(X_u, 0.05),
+            design["X_f"],
+            np.zeros(len(design["X_f"])),
+            solver={"learn": "never", "iterations": 2},
+        )
+    spacing = nonlinear_noise._spacing(data)
+    undeclared = nonlinear_noise._undeclared(data)
+    assert [s.name for s in undeclared] == ["u"]
+    # At a lengthscale above the spacing: nothing to say.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nonlinear_noise._warn_if_interpolating(model, data, undeclared, {})
+    model.kernel.lengthscales.assign([0.5 * spacing, 0.3])
+    with pytest.warns(RuntimeWarning, match=r"the data sets \['u'\] were passed without a noise"):
+        nonlinear_noise._warn_if_interpolating(model, data, undeclared, {})
+    # The spacing is the median distance to a nearest other point.
+    X = np.unique(np.concatenate([s.X for s in data.sets]), axis=0)
+    nearest = [np.min(np.delete(np.linalg.norm(X - x, axis=1), i)) for i, x in enumerate(X)]
+    assert spacing == pytest.approx(np.median(nearest), rel=1e-12)
