@@ -185,6 +185,16 @@ CASES = [
         "ν learned from noisy sensors over 5 seeds) and the lid-driven cavity against Ghia",
     ),
     Case(
+        "nonlinear-noise",
+        "calibration",
+        "nonlinear_noise.py",
+        (),
+        "nonlinear_noise.json",
+        "docs/results.md#noisy-data-passed-without-a-noise",
+        "three nonlinear inverse problems whose noisy data are passed without a noise: "
+        "what the fit keeps, the coefficient and its interval",
+    ),
+    Case(
         "systems",
         "accuracy",
         "systems.py",

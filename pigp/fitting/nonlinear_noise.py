@@ -119,6 +119,7 @@ def fit_deciding_noise(
         model, data, plan, run, solver, verbose, callback, names
     )
     exact_state, exact_data = Held(parameters), model.data
+    exact_values = _coefficients(model)
     start.restore()
     noisy_data = Data(
         tuple(
@@ -136,6 +137,7 @@ def fit_deciding_noise(
         )
     except (ValueError, FloatingPointError, np.linalg.LinAlgError):
         noisy_report, learned = None, -math.inf
+    noisy_values = _coefficients(model) if noisy_report is not None else {}
     keep_exact = not learned > exact + plan.exact_evidence
     if keep_exact:
         exact_state.restore()
@@ -149,9 +151,50 @@ def fit_deciding_noise(
             float(learned), float(exact), "exact" if keep_exact else "learned"
         )
     _replay(caught)
+    other = noisy_values if keep_exact else exact_values
+    _warn_if_it_depends(model, undeclared, "exact" if keep_exact else "noisy", other)
     if keep_exact:
         _warn_if_interpolating(model, data, undeclared, coefficients)
     return report
+
+
+def _coefficients(model) -> dict:
+    """The equation's trainable coefficients' values, by their names in the model."""
+    learned = {id(p) for p in model.operator.parameters if p.trainable}
+    return {
+        name: float(np.ravel(p.numpy())[0])
+        for name, p in model.parameters_by_name().items()
+        if id(p) in learned
+    }
+
+
+def _warn_if_it_depends(model, undeclared: list, kept: str, other: dict) -> None:
+    """Warn, naming ``undeclared``, where a coefficient of the other trial lies outside
+    the kept fit's 95% interval: the answer depends on the noise the user did not
+    give."""
+    if not other:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        intervals = model.parameter_intervals()
+    outside = []
+    for name, value in other.items():
+        low, high = (float(np.ravel(b)[0]) for b in intervals.get(name, (np.nan, np.nan)))
+        if not low <= value <= high:
+            mine = float(np.ravel(model.parameter_values()[name])[0])
+            outside.append(
+                f"{name} {mine:.4g} [{low:.4g}, {high:.4g}]; with the other, {value:.4g}"
+            )
+    if outside:
+        names = [s.name for s in undeclared]
+        alternative = "noisy" if kept == "exact" else "exact"
+        warn(
+            f"fit: the data sets {names} were passed without a noise; fitted {kept} (kept "
+            f"by their likelihood given the equation) and {alternative}, the equation's "
+            f"coefficients disagree beyond the kept interval ({'; '.join(outside)}). "
+            "The answer depends on their noise: give it (Observations(..., "
+            "noise=variance) or noise_u=; a positive number is a start to learn from)"
+        )
 
 
 def _spacing(data: Data) -> float:
