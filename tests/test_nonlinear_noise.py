@@ -48,7 +48,10 @@ def test_noisy_data_passed_without_a_noise_get_one_and_the_coefficient_holds():
 @pytest.mark.slow
 def test_exact_data_passed_without_a_noise_stay_exact():
     model, data, observations, nu = burgers_inverse(0.0)
-    model.fit(**data, observations=observations)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(**data, observations=observations)
+    assert not [w for w in caught if "without a noise" in str(w.message)]
     choice = model.noise_choice["u"]
     assert choice.kept == "exact", choice
     assert model.parameter_values()["noise_u"] == 0.0
@@ -87,3 +90,32 @@ def test_a_collapsed_lengthscale_with_exact_data_is_named(rng):
     X = np.unique(np.concatenate([s.X for s in data.sets]), axis=0)
     nearest = [np.min(np.delete(np.linalg.norm(X - x, axis=1), i)) for i, x in enumerate(X)]
     assert spacing == pytest.approx(np.median(nearest), rel=1e-12)
+
+
+def test_coefficients_that_depend_on_the_noise_not_given_are_named(rng):
+    design = burgers_design(60, 20, 0)
+    X_u = np.c_[rng.uniform(-1, 1, 30), rng.uniform(0, 1, 30)]
+    nu = pigp.Parameter(0.05, positive=True)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]),
+        burgers_equation(nu),
+        noise_u=1e-4,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(
+            X_u,
+            burgers_reference(X_u, 0.05),
+            design["X_f"],
+            np.zeros(len(design["X_f"])),
+            solver={"iterations": 4, "likelihood": "joint"},
+        )
+        low, high = model.parameter_intervals()["operator.nu"]
+    assert low < high
+    undeclared = [s for s in model.data.sets if s.name == "u"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inside the interval: nothing to say
+        nonlinear_noise._warn_if_it_depends(model, undeclared, "exact", {"operator.nu": low})
+    outside = {"operator.nu": high + (high - low)}
+    with pytest.warns(RuntimeWarning, match=r"the data sets \['u'\] were passed without a noise"):
+        nonlinear_noise._warn_if_it_depends(model, undeclared, "exact", outside)

@@ -13,9 +13,10 @@ sets exact and again with their noise learned, both from the same start, and the
 likelihood of those sets given the equation and the other data, ``log p(y_U | y_C)``,
 at each converged linearisation is compared; the sets stay exact unless the learned
 noise gains more than ``plan.exact_evidence`` nats. ``report.noise_choice`` holds the
-figures. Either way, a fit that keeps such sets exact and ends with a lengthscale below
-the data's spacing, or with Gauss-Newton not converged and a coefficient at a fraction
-of its start, warns and names the sets.
+figures. A fit that keeps such sets exact warns and names them where the coefficients
+of the trial with their noise learned lie outside the kept fit's 95% intervals, where it
+ends with a lengthscale below the data's spacing, or where Gauss-Newton did not converge
+and a coefficient ended at a fraction of its start.
 """
 
 from __future__ import annotations
@@ -119,7 +120,6 @@ def fit_deciding_noise(
         model, data, plan, run, solver, verbose, callback, names
     )
     exact_state, exact_data = Held(parameters), model.data
-    exact_values = _coefficients(model)
     start.restore()
     noisy_data = Data(
         tuple(
@@ -151,9 +151,9 @@ def fit_deciding_noise(
             float(learned), float(exact), "exact" if keep_exact else "learned"
         )
     _replay(caught)
-    other = noisy_values if keep_exact else exact_values
-    _warn_if_it_depends(model, undeclared, "exact" if keep_exact else "noisy", other)
     if keep_exact:
+        # Kept exact, noisy data would be interpolated: say so where it matters.
+        _warn_if_it_depends(model, undeclared, "exact", noisy_values)
         _warn_if_interpolating(model, data, undeclared, coefficients)
     return report
 
