@@ -474,16 +474,6 @@ CASES = [
         "a DeepXDE PINN on the Stokes data",
         peers=True,
     ),
-    Case(
-        "navier-stokes-pinn",
-        "peers",
-        "navier_stokes.py",
-        ("--problems", "pinn", "cavity-pinn"),
-        "navier_stokes_pinn.json",
-        "docs/results.md#navierstokes",
-        "a DeepXDE PINN on the Kovasznay and cavity points of pigp's largest rows",
-        peers=True,
-    ),
     # studies
     Case(
         "rounding",
