@@ -75,3 +75,18 @@ def se_expr(variance, lengthscales):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Each test module starts without the compiled programs earlier modules left in
+    ``pigp.structure``'s cache: a worker that runs many modules would otherwise hold
+    every module's largest programs at once (64 kept) and the two workers together
+    can exhaust the machine's memory."""
+    yield
+    import gc
+
+    import pigp.structure
+
+    pigp.structure._programs.clear()
+    gc.collect()

@@ -43,6 +43,10 @@ __all__ = ["fit_deciding_noise", "COLLAPSED", "SHRUNK"]
 #: Gauss-Newton fit explain the data as noise).
 START = 1e-4
 
+#: Two fits' coefficients that differ by less than this fraction agree, whatever the
+#: kept interval (exact data can give an interval of 1e-4 relative).
+MATERIAL = 0.01
+
 #: A coefficient below this fraction of its start (in absolute value) at a fit whose
 #: Gauss-Newton did not converge is reported, with the sets taken as exact.
 SHRUNK = 0.2
@@ -170,8 +174,8 @@ def _coefficients(model) -> dict:
 
 def _warn_if_it_depends(model, undeclared: list, kept: str, other: dict) -> None:
     """Warn, naming ``undeclared``, where a coefficient of the other trial lies outside
-    the kept fit's 95% interval: the answer depends on the noise the user did not
-    give."""
+    the kept fit's 95% interval and more than ``MATERIAL`` from it: the answer depends
+    on the noise the user did not give."""
     if not other:
         return
     with warnings.catch_warnings():
@@ -180,8 +184,8 @@ def _warn_if_it_depends(model, undeclared: list, kept: str, other: dict) -> None
     outside = []
     for name, value in other.items():
         low, high = (float(np.ravel(b)[0]) for b in intervals.get(name, (np.nan, np.nan)))
-        if not low <= value <= high:
-            mine = float(np.ravel(model.parameter_values()[name])[0])
+        mine = float(np.ravel(model.parameter_values()[name])[0])
+        if not low <= value <= high and abs(value - mine) > MATERIAL * abs(mine):
             outside.append(
                 f"{name} {mine:.4g} [{low:.4g}, {high:.4g}]; with the other, {value:.4g}"
             )
