@@ -142,7 +142,7 @@ def test_coefficients_that_depend_on_the_noise_not_given_are_named(rng):
     undeclared = [s for s in model.data.sets if s.name == "u"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # inside the interval: nothing to say
-        nonlinear_noise._warn_if_it_depends(model, undeclared, "exact", {"operator.nu": low})
+        nonlinear_noise._warn_if_it_depends(model, undeclared, {"operator.nu": low})
     outside = {"operator.nu": max(high + (high - low), 1.02 * high)}
     with pytest.warns(RuntimeWarning, match=r"the data sets \['u'\] were passed without a noise"):
-        nonlinear_noise._warn_if_it_depends(model, undeclared, "exact", outside)
+        nonlinear_noise._warn_if_it_depends(model, undeclared, outside)

@@ -30,7 +30,7 @@ import scipy.spatial
 
 from .._warnings import warn
 from ..data import Data
-from ..structure import covariance_parameters
+from ..structure import _unique, covariance_parameters
 from .gauss_newton import _replay, fit_nonlinear
 from .plan import FitPlan, Solver, Training
 from .report import FitReport, NoiseChoice
@@ -101,8 +101,7 @@ def fit_deciding_noise(
     Returns:
         The report the model adopted; ``noise_choice`` holds, per set decided, the
         likelihood of the sets decided given the rest (``log p(y_U | y_C)``) with
-        their noise learned and exact, and which was
-        kept.
+        their noise learned and exact, and which was kept.
     """
     solver = plan.solver if solver is None else solver
     undeclared = _undeclared(data)
@@ -112,11 +111,8 @@ def fit_deciding_noise(
         report = fit_nonlinear(model, data, plan, run, solver, verbose, callback)
         _warn_if_interpolating(model, data, undeclared, coefficients)
         return report
-    parameters = list(
-        {
-            id(p): p
-            for p in [*covariance_parameters(model.kernel, data.sets), *model.operator.parameters]
-        }.values()
+    parameters = _unique(
+        [*covariance_parameters(model.kernel, data.sets), *model.operator.parameters]
     )
     start = Held(parameters)
     names = {s.name for s in undeclared}
@@ -157,7 +153,7 @@ def fit_deciding_noise(
     _replay(caught)
     if keep_exact:
         # Kept exact, noisy data would be interpolated: say so where it matters.
-        _warn_if_it_depends(model, undeclared, "exact", noisy_values)
+        _warn_if_it_depends(model, undeclared, noisy_values)
         _warn_if_interpolating(model, data, undeclared, coefficients)
     return report
 
@@ -172,29 +168,29 @@ def _coefficients(model) -> dict:
     }
 
 
-def _warn_if_it_depends(model, undeclared: list, kept: str, other: dict) -> None:
-    """Warn, naming ``undeclared``, where a coefficient of the other trial lies outside
-    the kept fit's 95% interval and more than ``MATERIAL`` from it: the answer depends
-    on the noise the user did not give."""
+def _warn_if_it_depends(model, undeclared: list, other: dict) -> None:
+    """Warn, naming ``undeclared`` (kept exact), where a coefficient of the trial with
+    their noise learned (``other``) lies outside the kept fit's 95% interval and more
+    than ``MATERIAL`` from it: the answer depends on the noise the user did not give."""
     if not other:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         intervals = model.parameter_intervals()
+    kept = _coefficients(model)
     outside = []
     for name, value in other.items():
         low, high = (float(np.ravel(b)[0]) for b in intervals.get(name, (np.nan, np.nan)))
-        mine = float(np.ravel(model.parameter_values()[name])[0])
+        mine = kept[name]
         if not low <= value <= high and abs(value - mine) > MATERIAL * abs(mine):
             outside.append(
                 f"{name} {mine:.4g} [{low:.4g}, {high:.4g}]; with the other, {value:.4g}"
             )
     if outside:
         names = [s.name for s in undeclared]
-        alternative = "noisy" if kept == "exact" else "exact"
         warn(
-            f"fit: the data sets {names} were passed without a noise; fitted {kept} (kept "
-            f"by their likelihood given the equation) and {alternative}, the equation's "
+            f"fit: the data sets {names} were passed without a noise; fitted exact (kept "
+            "by their likelihood given the equation) and noisy, the equation's "
             f"coefficients disagree beyond the kept interval ({'; '.join(outside)}). "
             "The answer depends on their noise: give it (Observations(..., "
             "noise=variance) or noise_u=; a positive number is a start to learn from)"
