@@ -32,6 +32,7 @@ __all__ = [
     "peak_bytes",
     "collocation_bytes",
     "check_collocation",
+    "resident_bytes",
 ]
 
 BYTES_PER_ENTRY = 100  # per entry of K, float64 or float32 (measured 67-91 in float64)
@@ -86,6 +87,13 @@ def peak_bytes() -> int:
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024  # bytes there, KiB elsewhere
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now, in bytes: ``VmRSS`` of /proc/self/status
+    where there is one, else 0 (nothing known to be held)."""
+    resident = _proc_kib("/proc/self/status", "VmRSS:")
+    return 0 if resident is None else resident * 1024
 
 
 def largest_n(memory: int) -> int:
@@ -154,8 +162,15 @@ def collocation_bytes(
 
 def check_collocation(measurements: int, dims: int, kinds: int, rho: float, supernode: float):
     """Refuse (``ValueError``) a sparse-collocation solve that would not fit in the
-    memory available, and warn above half of it."""
-    need, have = collocation_bytes(measurements, dims, kinds, rho, supernode), available_bytes()
+    memory available, and warn above half of it.
+
+    The estimate is a fresh process's peak, of which ``COLLOCATION_OVERHEAD`` is held
+    before the first point (TensorFlow and the compiled kernel): what this process
+    already holds counts against that part, so only the growth beyond it is compared
+    with the memory available."""
+    peak = collocation_bytes(measurements, dims, kinds, rho, supernode)
+    held = min(resident_bytes(), COLLOCATION_OVERHEAD)
+    need, have = peak - held, available_bytes()
     gb = 1e9
     if need > have:
         raise ValueError(
