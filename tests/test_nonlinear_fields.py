@@ -168,3 +168,30 @@ def test_tensorflow_sees_every_equation_of_a_system():
     out = equation.call(f).numpy()
     assert equation.size == 2
     np.testing.assert_allclose(out, [0.5 - 0.25, 1.5 - 2.25, 0.5 + 0.25, 1.5 + 2.25])
+
+
+def test_the_brusselators_reference_converges_at_second_order():
+    """The method of lines behind the Brusselator's figures: halving the spacing
+    quarters the difference (second order), and the state starts at the initial one."""
+    from pigp.experiments.brusselator import brusselator_initial, brusselator_reference
+
+    x, t = np.linspace(0.0, 1.0, 11), np.array([0.0, 0.5, 2.0])
+    coarse, middle, fine = (brusselator_reference(x, t, points=p) for p in (201, 401, 801))
+    for k in range(2):
+        ratio = np.abs(coarse[k] - middle[k]).max() / np.abs(middle[k] - fine[k]).max()
+        assert 3.8 < ratio < 4.2
+    np.testing.assert_allclose(fine[0][0], brusselator_initial(x)[0], atol=1e-12)
+    np.testing.assert_allclose(fine[1][0], brusselator_initial(x)[1], atol=1e-12)
+    assert np.abs(fine[0][-1] - fine[0][0]).max() > 0.3  # the species move
+
+
+@pytest.mark.slow
+def test_the_brusselator_by_collocation_matches_the_method_of_lines():
+    """Two species, two nonlinear equations in time, from the initial state and the
+    walls alone: the Gauss-Newton solution against the method of lines on a 21 x 21 grid
+    of the space-time rectangle."""
+    from pigp.experiments.brusselator import brusselator_fit
+
+    _, result = brusselator_fit(8, 8, test=21)
+    assert result["converged"]
+    assert result["error_u"] < 1e-3 and result["error_v"] < 1e-3

@@ -8,7 +8,9 @@
 - ``pigp.experiments.systems``: several fields: Stokes flow, a divergence-free field, a
   coupled reaction-diffusion pair;
 - ``pigp.experiments.navier_stokes``: steady Navier-Stokes (Kovasznay flow), a
-  nonlinear system over three fields.
+  nonlinear system over three fields;
+- ``pigp.experiments.brusselator``: the Brusselator, a nonlinear reaction-diffusion
+  system of two species in time, against the method of lines.
 
 The names below are imported on first use (the command line's help needs none of them).
 """
@@ -35,7 +37,18 @@ _NAMES = {
 
 __all__ = list(_NAMES)
 __getattr__, __dir__ = attach(
-    __name__, _NAMES, ("cli", "report", "heat", "problems", "nonlinear", "systems", "navier_stokes")
+    __name__,
+    _NAMES,
+    (
+        "cli",
+        "report",
+        "heat",
+        "problems",
+        "nonlinear",
+        "systems",
+        "navier_stokes",
+        "brusselator",
+    ),
 )
 
 if TYPE_CHECKING:
