@@ -291,6 +291,14 @@ class Solution:
     rho: float
     check: float | None = None
     dampings: list = field(default_factory=list)
+    #: The last linear solve's equation: ``coefficients[i, k]`` weighs the kind-k
+    #: feature at interior point ``i`` (``Collocation.combination``); None before one.
+    coefficients: np.ndarray | None = None
+    #: The posterior mean of every feature measurement (``Features.measurements``).
+    mean: np.ndarray | None = None
+    #: The last linear solve's data: the boundary values, then the linearised
+    #: equation's right-hand side at the interior points.
+    y: np.ndarray | None = None
 
 
 def gauss_newton(
@@ -382,7 +390,8 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
         for a, kind in enumerate(kinds):
             coefficients[:, kind] += jacobian[a]
         rhs = linearisation.right_hand_side(forcing)
-        full = engine.solve(coefficients, np.concatenate([boundary_values, rhs]))
+        y = np.concatenate([boundary_values, rhs])
+        full = engine.solve(coefficients, y)
         damping, trial = 1.0, full
         new_merit = _residual(equation, names, _features(engine, full, kinds, n_i), forcing)
         if mean is not None and not new_merit <= merit:
@@ -405,7 +414,18 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
         if steps[-1] < tolerance and damping == 1.0:
             break
     converged = steps[-1] < tolerance and dampings[-1] == 1.0
-    return Solution(engine, values, engine.values(mean), steps, converged, rho, dampings=dampings)
+    return Solution(
+        engine,
+        values,
+        engine.values(mean),
+        steps,
+        converged,
+        rho,
+        dampings=dampings,
+        coefficients=coefficients,
+        mean=mean,
+        y=y,
+    )
 
 
 def _features(engine: Collocation, mean: np.ndarray, kinds: list, n_i: int) -> np.ndarray:

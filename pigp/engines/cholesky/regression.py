@@ -416,11 +416,15 @@ def chooses_sparse(model, size: int) -> bool:
     ``ValueError`` where it is asked for and cannot."""
     if model.engine == "dense":
         return False
-    if model.nonlinear or model.fields is not None or model.dtype != tf.float64:
+    if model.fields is not None or model.dtype != tf.float64:
         raise ValueError(
-            "engine: 'cholesky' takes a linear operator of one field in float64 (nonlinear "
-            "equations at scale: pigp.engines.cholesky.collocation.gauss_newton); use "
-            "engine='dense'"
+            "engine: 'cholesky' takes an operator (linear, or one nonlinear equation) of "
+            "one field in float64; use engine='dense'"
+        )
+    if model.nonlinear and model.operator.size != 1:
+        raise ValueError(
+            "engine: 'cholesky' takes one nonlinear equation; a system of "
+            f"{model.operator.size} goes through engine='dense'"
         )
     return True
 
@@ -492,8 +496,20 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
     model._regression = regression
 
 
-def regression_of(model) -> Regression:
-    """The model's ``Regression`` (made again after ``pigp.load``)."""
+def regression_of(model):
+    """The model's ``Regression``, or for a nonlinear equation its
+    ``nonlinear.Nonlinear`` (made again after ``pigp.load``: a nonlinear one solves
+    Gauss-Newton again at the saved parameters)."""
     if getattr(model, "_regression", None) is None:
-        model._regression = Regression(model.kernel, model.data, model.engine_options, model.jitter)
+        if model.nonlinear:
+            from .nonlinear import Nonlinear
+
+            engine = model.report.engine
+            model._regression = Nonlinear(
+                model, model.data, engine["tolerance"], int(engine["iterations"])
+            )
+        else:
+            model._regression = Regression(
+                model.kernel, model.data, model.engine_options, model.jitter
+            )
     return model._regression

@@ -366,6 +366,11 @@ class PIGP(Model):
                     "pigp.kernels.Matern52(), with engine='cholesky'"
                 )
             self._release_held()
+            if self.nonlinear:
+                from ..cholesky.nonlinear import fit_nonlinear
+
+                fit_nonlinear(self, data, plan, run, gauss_newton, verbose, callback)
+                return self
             given = (steps, learning_rate, optimizer)
             sparse.fit_sparse(self, data, plan, run, verbose, callback, given)
             return self

@@ -1,0 +1,101 @@
+"""A nonlinear equation through ``PIGP(..., engine="cholesky")``: the same fit and predict
+as the dense engine, against the dense engine's answer with the same parameters."""
+
+import numpy as np
+import pytest
+
+import pigp
+from pigp.experiments.nonlinear import _elliptic_forcing, elliptic_equation, elliptic_solution
+
+pytestmark = pytest.mark.slow
+
+
+def square(n):
+    h = 1.0 / (n + 1)
+    g = np.arange(1, n + 1) * h
+    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    b = np.arange(0, n + 1) * h
+    zero, one = 0 * b, 1 + 0 * b
+    boundary = np.concatenate(
+        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
+    )
+    return boundary, interior
+
+
+def held_kernel():
+    return pigp.kernels.Matern72(lengthscales=pigp.Parameter([0.3, 0.3], trainable=False))
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """-Lap u + u^3 = f on a 14 x 14 grid, by both engines (the sparse one at rho 40,
+    where every column sees the whole square: the exact GP's numbers)."""
+    boundary, interior = square(14)
+    data = (boundary, elliptic_solution(boundary), interior, _elliptic_forcing(interior))
+    dense = pigp.PIGP(held_kernel(), elliptic_equation()).fit(*data)
+    sparse = pigp.PIGP(
+        held_kernel(), elliptic_equation(), engine="cholesky", engine_options={"rho": 40.0}
+    ).fit(*data)
+    X = np.random.default_rng(0).uniform(size=(200, 2))
+    return dense, sparse, data, X
+
+
+def test_the_solution_and_predictions_are_the_dense_engines(fitted):
+    dense, sparse, (boundary, _, interior, _), X = fitted
+    assert sparse.sparse and not dense.sparse
+    engine = sparse.report.engine
+    assert engine["name"] == "cholesky" and engine["gauss_newton_converged"] == 1.0
+    assert (
+        sparse.parameter_values()["kernel.variance"] == dense.parameter_values()["kernel.variance"]
+    )  # both learned the variance on all 256 values (under learn_points)
+    at_points = sparse.predict(interior)[0]
+    np.testing.assert_allclose(at_points, dense.predict(interior)[0], rtol=0, atol=1e-8)
+    mean, var = sparse.predict(X)
+    reference, reference_var = dense.predict(X)
+    assert np.linalg.norm(mean - reference) / np.linalg.norm(reference) < 5e-4
+    # The variance conditions on part of the data: never below the exact one.
+    assert np.all(var >= reference_var * (1 - 1e-6))
+    # The equation's value at new points, through its features' means.
+    f, _ = sparse.predict(X, "f")
+    f_dense, _ = dense.predict(X, "f")
+    assert np.linalg.norm(f - f_dense) / np.linalg.norm(f_dense) < 5e-3
+
+
+def test_a_saved_sparse_nonlinear_model_predicts_the_same(fitted, tmp_path):
+    _, sparse, _, X = fitted
+    mean, var = sparse.predict(X)
+    sparse.save(tmp_path / "m.pigp")
+    loaded = pigp.load(tmp_path / "m.pigp")
+    assert loaded.report.engine == sparse.report.engine
+    got, got_var = loaded.predict(X)
+    np.testing.assert_allclose(got, mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got_var, var, rtol=1e-10)
+
+
+def test_what_the_sparse_nonlinear_engine_refuses():
+    boundary, interior = square(4)
+    data = (boundary, elliptic_solution(boundary), interior, _elliptic_forcing(interior))
+    noisy = pigp.PIGP(held_kernel(), elliptic_equation(), noise_u=1e-4, engine="cholesky")
+    with pytest.raises(ValueError, match="'u' has a noise"):
+        noisy.fit(*data)
+    assert noisy.data is None
+    derivative = pigp.Observations(interior, np.ones(len(interior)), pigp.operators.D(0))
+    model = pigp.PIGP(held_kernel(), elliptic_equation(), engine="cholesky")
+    with pytest.raises(ValueError, match="observes an operator of u"):
+        model.fit(*data, observations=[derivative])
+    from pigp.experiments.navier_stokes import navier_stokes
+
+    kernels = {name: held_kernel() for name in "uvp"}
+    with pytest.raises(ValueError, match="of one field"):
+        pigp.PIGP(kernels, navier_stokes(0.05), engine="cholesky").fit(
+            X_f=interior,
+            y_f=np.zeros((len(interior), 3)),
+            observations=[pigp.Observations(boundary, boundary[:, 0], pigp.operators.field("u"))],
+        )
+    with pytest.raises(ValueError, match="learn='vecchia' is for linear"):
+        pigp.PIGP(
+            held_kernel(),
+            elliptic_equation(),
+            engine="cholesky",
+            engine_options={"learn": "vecchia"},
+        ).fit(*data)
