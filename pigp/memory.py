@@ -117,9 +117,9 @@ def check_fit(n: int, fields: int = 1, nonlinear: bool = False) -> None:
     if need > have:
         if nonlinear:
             way = (
-                "A nonlinear equation of one field with Dirichlet data solves at 10^5 points "
-                "and more by pigp.engines.cholesky.collocation.gauss_newton (sparse "
-                "collocation, fixed hyper-parameters); or use fewer points"
+                "One nonlinear equation of one field with exact point values of u solves "
+                "at 10^5 points and more with PIGP(..., engine='cholesky') (sparse "
+                "collocation); or use fewer points"
             )
         else:
             way = (

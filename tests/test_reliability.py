@@ -343,16 +343,17 @@ def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
 
 
 def test_a_nonlinear_model_refused_for_memory_is_not_sent_to_sparse_pigp(monkeypatch):
-    """SparsePIGP refuses nonlinear equations, so the refusal points to the sparse
-    collocation engine, which solves them."""
+    """SparsePIGP refuses nonlinear equations, so the dense engine's refusal points to
+    the sparse collocation engine, which solves them (``engine="auto"``, the default,
+    runs it: ``tests/test_sparse_nonlinear.py``)."""
     from pigp import memory
     from pigp.experiments.nonlinear import elliptic_equation
 
     rng = np.random.default_rng(0)
     X_b, X_i = rng.uniform(size=(40, 2)), rng.uniform(size=(60, 2))
     monkeypatch.setattr(memory, "available_bytes", lambda: memory.fit_bytes(100) // 2)
-    model = pigp.PIGP(pigp.kernels.Matern72(), elliptic_equation())
-    with pytest.raises(ValueError, match="gauss_newton") as refused:
+    model = pigp.PIGP(pigp.kernels.Matern72(), elliptic_equation(), engine="dense")
+    with pytest.raises(ValueError, match="engine='cholesky'") as refused:
         model.fit(X_b, np.sin(X_b[:, 0]), X_i, np.ones(60))
     assert "SparsePIGP" not in str(refused.value)
     assert model.data is None

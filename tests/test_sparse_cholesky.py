@@ -123,7 +123,7 @@ def test_both_block_paths_are_covariance_rows(poisson):
     reference = np.stack([covariance_rows(kernel, terms, points, W, i, i) for i in index])
     padded_points, padded_W = np.r_[points, points[:1]], np.r_[W, 0 * W[:1]]
     by_batch = stages._blocks(program, padded_points, padded_W, index, stages._Layout(48))
-    by_pairs = stages._pair_blocks(program, points, W, index)
+    by_pairs = stages._pair_blocks(program, points, W, index, 2**12)  # two calls
     scale = np.abs(reference).max()
     np.testing.assert_allclose(by_batch, reference, rtol=1e-10, atol=1e-12 * scale)
     np.testing.assert_allclose(by_pairs, reference, rtol=1e-10, atol=1e-12 * scale)

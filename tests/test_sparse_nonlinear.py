@@ -99,3 +99,27 @@ def test_what_the_sparse_nonlinear_engine_refuses():
             engine="cholesky",
             engine_options={"learn": "vecchia"},
         ).fit(*data)
+
+
+def test_the_default_engine_turns_sparse_where_dense_would_not_fit(monkeypatch):
+    """``engine="auto"`` (the default) fits dense where ``pigp.memory.fit_bytes`` fits in
+    the memory available, and sparse beyond, with a warning; the same data give the same
+    solution at the points either way (rho 40: the exact GP's numbers)."""
+    from pigp import memory
+
+    boundary, interior = square(8)
+    data = (boundary, elliptic_solution(boundary), interior, _elliptic_forcing(interior))
+    options = {"rho": 40.0}
+    roomy = pigp.PIGP(held_kernel(), elliptic_equation(), engine_options=options).fit(*data)
+    assert roomy.engine == "auto" and not roomy.sparse
+    monkeypatch.setattr(memory, "available_bytes", lambda: memory.fit_bytes(50))
+    with pytest.warns(RuntimeWarning, match="the sparse engine runs"):
+        tight = pigp.PIGP(held_kernel(), elliptic_equation(), engine_options=options).fit(*data)
+    assert tight.sparse and tight.report.engine["name"] == "cholesky"
+    np.testing.assert_allclose(
+        tight.predict(interior)[0], roomy.predict(interior)[0], rtol=0, atol=1e-7
+    )
+    # A model the sparse engine does not take keeps the dense engine's refusal.
+    single = pigp.PIGP(held_kernel(), elliptic_equation(), dtype="float32")
+    with pytest.raises(ValueError, match="need about .* GB for the exact GP"):
+        single.fit(*data)

@@ -65,8 +65,13 @@ class Terms:
         return tf.stack(columns, axis=1)
 
 
-#: Kernel entries per call of the compiled program (its input shapes are fixed).
+#: Kernel entries per call of the compiled program (its input shapes are fixed): the
+#: Vecchia likelihood's calls.
 CHUNK = 2**19
+#: The factor's calls: smaller, because the memory of a call's buffers stays with the
+#: process. A process that factored 10^4 points (-Lap u + u^3 = f) peaked at 1.27 GB
+#: with calls of 2^19 entries and 1.07 GB with 2^16 (``/proc``'s VmHWM, one run each).
+FACTOR_CHUNK = 2**16
 
 
 def entries_program(kernel, terms: Terms):
@@ -190,16 +195,18 @@ def _blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, layou
     return theta
 
 
-def _pair_values(program, points: np.ndarray, W: np.ndarray, first, second) -> np.ndarray:
-    """``Theta[first[k], second[k]]`` for lists of measurement indices, ``CHUNK / 2``
+def _pair_values(
+    program, points: np.ndarray, W: np.ndarray, first, second, size: int = CHUNK
+) -> np.ndarray:
+    """``Theta[first[k], second[k]]`` for lists of measurement indices, ``size / 2``
     pairs a call of the program: the first sides in the buffer's first half, the second
     in its second half."""
     out = np.empty(len(first))
-    half = CHUNK // 2
-    rows = np.zeros((CHUNK, points.shape[1]))
-    weights = np.zeros((CHUNK, W.shape[1]))
-    place = np.arange(CHUNK, dtype=np.int32)
-    indices = (place, np.roll(place, -half), np.arange(2 * CHUNK, dtype=np.int32) % CHUNK)
+    half = size // 2
+    rows = np.zeros((size, points.shape[1]))
+    weights = np.zeros((size, W.shape[1]))
+    place = np.arange(size, dtype=np.int32)
+    indices = (place, np.roll(place, -half), np.arange(2 * size, dtype=np.int32) % size)
     for start in range(0, len(first), half):
         k = min(half, len(first) - start)
         rows[:k], weights[:k] = points[first[start : start + k]], W[first[start : start + k]]
@@ -209,13 +216,13 @@ def _pair_values(program, points: np.ndarray, W: np.ndarray, first, second) -> n
     return out
 
 
-def _pair_blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray):
-    """``_blocks`` for blocks too large for one call (over ``CHUNK`` upper-triangle
+def _pair_blocks(program, points: np.ndarray, W: np.ndarray, index: np.ndarray, size: int):
+    """``_blocks`` for blocks too large for one call (over ``size`` upper-triangle
     entries), by ``_pair_values`` over their upper triangles."""
     B, m = index.shape
     upper, lower = np.triu_indices(m)
     values = _pair_values(
-        program, points, W, index[:, upper].reshape(-1), index[:, lower].reshape(-1)
+        program, points, W, index[:, upper].reshape(-1), index[:, lower].reshape(-1), size
     ).reshape(B, -1)
     theta = np.empty((B, m, m))
     theta[:, upper, lower] = values
@@ -291,7 +298,7 @@ def factor(
         for c in columns:
             indices[indptr[c] : indptr[c + 1]] = rows[: indptr[c + 1] - indptr[c]]
     for m, members in _buckets(pattern).items():
-        layout = _Layout(m) if m * (m + 1) // 2 <= CHUNK else None
+        layout = _Layout(m, FACTOR_CHUNK) if m * (m + 1) // 2 <= FACTOR_CHUNK else None
         batch = max(1, BATCH_ENTRIES // (m * m))
         for start in range(0, len(members), batch):
             chunk = members[start : start + batch]
@@ -302,7 +309,7 @@ def factor(
                 index[b, : len(rows)] = rows
                 valid[b, : len(rows)] = True
             if layout is None:
-                theta = _pair_blocks(program, ordered_points, W, index)
+                theta = _pair_blocks(program, ordered_points, W, index, FACTOR_CHUNK)
                 theta *= valid[:, :, None] * valid[:, None, :]
             else:
                 # Padding rows take the weights of a measurement of no terms: zero.

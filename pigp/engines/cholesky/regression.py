@@ -393,7 +393,7 @@ def train(regression: Regression, trainable: list, steps: int, optimizer: str, r
 # ----- the model's side: PIGP(engine=...) -----------------------------------------------------
 #: A Vecchia fit's training where ``fit`` is given no ``steps`` or ``optimizer``.
 STEPS, OPTIMIZER = 100, "lbfgs"
-ENGINES = ("dense", "cholesky")
+ENGINES = ("auto", "dense", "cholesky")
 
 
 def engine_argument(engine, options) -> tuple:
@@ -412,21 +412,51 @@ def engine_argument(engine, options) -> tuple:
 
 
 def chooses_sparse(model, size: int) -> bool:
-    """Whether ``model``'s fit of ``size`` values runs the sparse engine; a
-    ``ValueError`` where it is asked for and cannot."""
+    """Whether ``model``'s fit of ``size`` values runs the sparse engine: ``"cholesky"``
+    always (a ``ValueError`` where it cannot), ``"auto"`` for a nonlinear equation whose
+    dense fit would not fit in the memory available, where the sparse engine takes the
+    model (a warning says so), ``"dense"`` never."""
+    from ... import memory
+
     if model.engine == "dense":
         return False
+    reason = _unsupported(model)
+    if model.engine == "cholesky":
+        if reason:
+            raise ValueError(reason)
+        return True
+    need, have = memory.fit_bytes(size, len(model.fields or ()) or 1), memory.available_bytes()
+    if need <= have or reason or not model.nonlinear:
+        # Dense, whose memory check refuses what does not fit: a linear model is sent
+        # to pigp.SparsePIGP there (the linear sparse engine's conjugate gradients are
+        # slow for smooth kernels, the default squared exponential among them).
+        return False
+    warn(
+        f"fit: {size} values need about {need / 1e9:.1f} GB for the dense engine and "
+        f"{have / 1e9:.1f} GB are available: the sparse engine runs (engine='cholesky'; "
+        "model.report.engine)"
+    )
+    return True
+
+
+def _unsupported(model) -> str | None:
+    """Why the sparse engine does not take ``model``, or None."""
     if model.fields is not None or model.dtype != tf.float64:
-        raise ValueError(
+        return (
             "engine: 'cholesky' takes an operator (linear, or one nonlinear equation) of "
             "one field in float64; use engine='dense'"
         )
     if model.nonlinear and model.operator.size != 1:
-        raise ValueError(
+        return (
             "engine: 'cholesky' takes one nonlinear equation; a system of "
             f"{model.operator.size} goes through engine='dense'"
         )
-    return True
+    if getattr(model, "_candidates", ()):
+        return (
+            "kernel: 'auto' is for the dense engine; pass a kernel, e.g. "
+            "pigp.kernels.Matern52(), with engine='cholesky'"
+        )
+    return None
 
 
 def subset(data, points: int):

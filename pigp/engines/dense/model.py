@@ -155,19 +155,23 @@ class PIGP(Model):
             variance and the noise variances (given or learned) are then those of
             the standardised data; predictions and ``covariance`` are in data
             units.
-        engine: how the posterior is computed: ``"dense"`` (the default: one Cholesky
-            factor of the joint covariance of all data) or ``"cholesky"`` (a sparse
-            inverse-Cholesky factor, ``pigp.engines.cholesky.regression``, for a linear
-            operator of one field in float64 beyond what dense fits: the parameters
-            are learned by the dense fit on a maximin subset of the values, or by the
-            Vecchia log-likelihood of all of them; means by conjugate gradients through
-            the factor; variances given each point's 100 nearest data, an upper bound
-            on the exact ones). Its conjugate gradients converge slowly where the
+        engine: how the posterior is computed: ``"dense"`` (one Cholesky factor of the
+            joint covariance of all data), ``"cholesky"`` (a sparse inverse-Cholesky
+            factor, ``pigp.engines.cholesky``, for a linear operator or one nonlinear
+            equation of one field in float64 beyond what dense fits: the parameters
+            are learned by the dense fit on a maximin subset of the values, or for a
+            linear operator by the Vecchia log-likelihood of all of them; a nonlinear
+            equation is then solved by Gauss-Newton at every point; variances are
+            upper bounds, conditioned on part of the data) or ``"auto"`` (the
+            default: dense, except for a nonlinear equation whose dense fit would not
+            fit in the memory available, ``pigp.memory.fit_bytes``, which runs the
+            sparse engine, with a warning, where it takes the model; a linear model
+            that does not fit is refused with a pointer to ``pigp.SparsePIGP``).
+            The linear sparse engine's conjugate gradients converge slowly where the
             data's covariance is near singular (exact data at close points, long
-            lengthscales) and for smooth kernels (Matérn 7/2 with noise 1e-4 at 2,000
-            values: not converged in 1,000 iterations, 10% from the dense mean), and
-            warn where they stop short; ``"dense"`` has no such limit where it fits.
-            ``report.engine`` says which ran.
+            lengthscales) and for smooth kernels (Matérn 7/2 with noise 1e-4 at
+            2,000 values: not converged in 1,000 iterations, 10% from the dense mean),
+            and warn where they stop short. ``report.engine`` says which ran.
         engine_options: the sparse engine's settings, ``{"rho": 5.0, "supernode":
             1.3, "rtol": 1e-10, "maxiter": 1000}`` by default
             (``pigp.engines.cholesky.regression.Settings``).
@@ -195,7 +199,7 @@ class PIGP(Model):
         jitter: float | None = None,
         standardize: bool = True,
         name: str | None = None,
-        engine: str = "dense",
+        engine: str = "auto",
         engine_options: dict | None = None,
     ):
         engine, options = sparse.engine_argument(engine, engine_options)
@@ -211,7 +215,7 @@ class PIGP(Model):
             for key, value in dataclasses.asdict(options).items()
             if value != getattr(defaults, key)
         }
-        extra = {"engine": self.engine} if self.engine != "dense" else {}
+        extra = {"engine": self.engine} if self.engine != "auto" else {}
         return {**super().get_config(), **extra, **({"engine_options": changed} if changed else {})}
 
     @property
@@ -360,11 +364,6 @@ class PIGP(Model):
         gauss_newton = Solver.updated(plan.solver, solver)
         data = self.prepare_data(X_u, y_u, X_f, y_f, observations)
         if sparse.chooses_sparse(self, sum(data.sizes)):
-            if self._candidates:
-                raise ValueError(
-                    "kernel: 'auto' is for the dense engine; pass a kernel, e.g. "
-                    "pigp.kernels.Matern52(), with engine='cholesky'"
-                )
             self._release_held()
             if self.nonlinear:
                 from ..cholesky.nonlinear import fit_nonlinear
