@@ -614,6 +614,28 @@ def navier_stokes() -> str:
     return "\n\n".join(tables)
 
 
+def brusselator() -> str:
+    """``benchmarks/brusselator.py``: the Brusselator against the method of lines."""
+    rows = []
+    for r in _load("brusselator")["rows"]:
+        steps = str(r["gauss_newton"]) + ("" if r["converged"] else " (not converged)")
+        rows.append(
+            (
+                f"{r['n']} × {r['n']}",
+                r["values"],
+                f"{r['error_u']:.2e}",
+                f"{r['error_v']:.2e}",
+                f"{r['coverage_u']:.0%} / {r['coverage_v']:.0%}",
+                steps,
+                seconds(r["seconds"]),
+                f"{r['peak_gb']:.2f} GB",
+            )
+        )
+    header = ("collocation grid", "values", "u", "v", "95% bands hold u / v")
+    header += ("Gauss–Newton steps", "fit time", "peak memory")
+    return _table(header, rows)
+
+
 def nonlinear_noise() -> str:
     """``benchmarks/nonlinear_noise.py``: noisy data passed without a noise."""
     rows = []
@@ -646,6 +668,7 @@ def nonlinear_noise() -> str:
 TABLES = {
     "nonlinear-noise": nonlinear_noise,
     "navier-stokes": navier_stokes,
+    "brusselator": brusselator,
     "calibration": calibration,
     "vecchia-likelihood": vecchia_likelihood,
     "collocation-scale": collocation_scale,

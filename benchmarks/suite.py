@@ -185,6 +185,16 @@ CASES = [
         "ν learned from noisy sensors over 5 seeds) and the lid-driven cavity against Ghia",
     ),
     Case(
+        "brusselator",
+        "accuracy",
+        "brusselator.py",
+        (),
+        "brusselator.json",
+        "docs/results.md#a-nonlinear-system-in-time-the-brusselator",
+        "two species, two nonlinear reaction-diffusion equations in time by space-time "
+        "collocation over two fields, against the method of lines",
+    ),
+    Case(
         "nonlinear-noise",
         "calibration",
         "nonlinear_noise.py",
