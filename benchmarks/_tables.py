@@ -516,10 +516,14 @@ def collocation_evolution() -> str:
         its = r["pcg_iterations"]
         name = "Allen–Cahn" if r["problem"] == "allen-cahn" else f"Burgers ν = {r['nu']:.4g}"
         steps = f"{r['gauss_newton_steps']}" + ("" if r["converged"] else " (not converged)")
+        windows = r.get("windows", 1)
+        if windows > 1:
+            low, high = min(r["window_steps"]), max(r["window_steps"])
+            steps += f" ({low}–{high} a window)"
         rows.append(
             (
                 name,
-                f"{r['n_x']} × {r['n_t']}",
+                f"{r['n_x']} × {r['n_t']}" + (f", {windows} windows" if windows > 1 else ""),
                 f"({r['lengthscales'][0]:g}, {r['lengthscales'][1]:g})",
                 f"{r['error']:.2e}",
                 f"{r['max_error']:.1e}",

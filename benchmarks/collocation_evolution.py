@@ -112,7 +112,14 @@ def _problem(name: str, nu: float | None):
 
 
 def run(
-    name: str, nu: float | None, n_x: int, n_t: int, rho: float, lengthscales, iterations=40
+    name: str,
+    nu: float | None,
+    n_x: int,
+    n_t: int,
+    rho: float,
+    lengthscales,
+    iterations=40,
+    windows: int = 1,
 ) -> dict:
     import numpy as np
 
@@ -132,6 +139,18 @@ def run(
     sides = both[:, n_x:] if walls else np.zeros((n_t, 2))
     values = np.concatenate([initial(edge), sides[:, 0], sides[:, 1]])
     kernel = pigp.kernels.Matern72(lengthscales=list(lengthscales))
+    if windows > 1:
+        return _marched(
+            equation, kernel, x, t, both, truth, walls, initial, rho, iterations, windows
+        ) | {
+            "problem": name,
+            "nu": nu,
+            "n_x": n_x,
+            "n_t": n_t,
+            "interior": n_x * n_t,
+            "lengthscales": list(lengthscales),
+            "rho": rho,
+        }
     start = time.perf_counter()
     solution = gauss_newton(
         equation,
@@ -166,6 +185,47 @@ def run(
     }
 
 
+def _marched(equation, kernel, x, t, both, truth, walls, initial, rho, iterations, windows):
+    """The run's figures by ``march`` over ``windows`` equal time windows."""
+    import numpy as np
+
+    from pigp.engines.cholesky.marching import march
+
+    n_x, n_t = len(x), len(t)
+    if n_t % windows:
+        raise SystemExit(f"n_t {n_t} is not a multiple of the windows {windows}")
+    sides = both[:, n_x:] if walls else np.zeros((n_t, 2))
+    edges = np.concatenate([[0.0], t[n_t // windows - 1 :: n_t // windows]])
+    start = time.perf_counter()
+    result = march(
+        equation,
+        kernel,
+        x[:, None],
+        np.array([[-1.0], [1.0]]),
+        np.concatenate([initial(np.array([-1.0, 1.0])), initial(x)]),
+        lambda s: sides[int(np.argmin(np.abs(t - s)))],
+        edges,
+        n_t // windows,
+        rho=rho,
+        iterations=iterations,
+    )
+    seconds = time.perf_counter() - start
+    u = result.u.reshape(-1)
+    return {
+        "windows": windows,
+        "boundary": int(n_x + 2 + 2 * n_t),
+        "error": float(np.linalg.norm(u - truth) / np.linalg.norm(truth)),
+        "max_error": float(np.max(np.abs(u - truth))),
+        "gauss_newton_steps": int(sum(result.steps)),
+        "window_steps": result.steps,
+        "converged": bool(all(result.converged)),
+        "last_change": None,
+        "pcg_iterations": [i for window in result.pcg for i in window],
+        "seconds": seconds,
+        "peak_gb": peak_gb(),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -180,6 +240,9 @@ def main():
     parser.add_argument("--rho", type=float, default=5.0)
     parser.add_argument("--lengthscales", nargs=2, type=float, default=None)
     parser.add_argument("--iterations", type=int, default=40, help="most Gauss-Newton steps")
+    parser.add_argument(
+        "--windows", type=int, default=1, help="time windows (march): n_t a multiple of it"
+    )
     parser.add_argument("--one", nargs=4, help=argparse.SUPPRESS)  # a child's run
     parser.add_argument("--out", default="build/benchmarks/collocation_evolution.json")
     args = parser.parse_args()
@@ -188,7 +251,9 @@ def main():
         nu = None if name == "allen-cahn" else float(nu)
         key = name if nu is None else f"{name}-{nu:.2g}"
         lengthscales = args.lengthscales or LENGTHSCALES[key]
-        row = run(name, nu, int(n_x), int(n_t), args.rho, lengthscales, args.iterations)
+        row = run(
+            name, nu, int(n_x), int(n_t), args.rho, lengthscales, args.iterations, args.windows
+        )
         print(json.dumps(row))
         return
     print(
@@ -200,7 +265,7 @@ def main():
     for spec in args.runs:
         name, nu, n_x, n_t = spec.split(":")
         extra = ["--lengthscales", *map(str, args.lengthscales)] if args.lengthscales else []
-        extra += ["--iterations", str(args.iterations)]
+        extra += ["--iterations", str(args.iterations), "--windows", str(args.windows)]
         row = in_fresh_process(
             [__file__, "--rho", str(args.rho), *extra, "--one", name, nu, n_x, n_t]
         )

@@ -37,6 +37,7 @@ class Marching:
         steps: the number of Gauss-Newton steps of each window.
         converged: whether each window's Gauss-Newton converged.
         seconds: the time of each window.
+        pcg: the conjugate-gradient iterations of each window's solves.
     """
 
     times: np.ndarray
@@ -44,6 +45,7 @@ class Marching:
     steps: list = field(default_factory=list)
     converged: list = field(default_factory=list)
     seconds: list = field(default_factory=list)
+    pcg: list = field(default_factory=list)
 
 
 def march(
@@ -124,6 +126,7 @@ def march(
         result.steps.append(len(solution.steps))
         result.converged.append(bool(solution.converged))
         result.seconds.append(time.perf_counter() - clock)
+        result.pcg.append(list(solution.engine.timings.iterations))
     result.times, result.u = np.concatenate(times), np.concatenate(rows)
     return result
 
