@@ -509,10 +509,10 @@ def vecchia_likelihood() -> str:
     return _table(header, rows)
 
 
-def collocation_evolution() -> str:
+def collocation_evolution(name: str = "collocation_evolution") -> str:
     """``benchmarks/collocation_evolution.py``: Burgers and Allen-Cahn in space-time."""
     rows = []
-    for r in _load("collocation_evolution"):
+    for r in _load(name):
         its = r["pcg_iterations"]
         name = "Allen–Cahn" if r["problem"] == "allen-cahn" else f"Burgers ν = {r['nu']:.4g}"
         steps = f"{r['gauss_newton_steps']}" + ("" if r["converged"] else " (not converged)")
@@ -678,6 +678,7 @@ TABLES = {
     "collocation-scale": collocation_scale,
     "collocation-agreement": collocation_agreement,
     "collocation-evolution": collocation_evolution,
+    "collocation-evolution-windows": lambda: collocation_evolution("collocation_evolution_windows"),
     "performance-steps-float64": lambda: performance_steps("float64"),
     "performance-steps-float32": lambda: performance_steps("float32"),
     "performance-parts-float64": lambda: performance_parts("float64"),

@@ -235,7 +235,7 @@ def main():
             "burgers:0.02:100:100",
             "allen-cahn:0:128:100",
         ],
-        help="problem:nu:n_x:n_t (nu ignored for allen-cahn)",
+        help="problem:nu:n_x:n_t[:l_x:l_t] (nu ignored for allen-cahn)",
     )
     parser.add_argument("--rho", type=float, default=5.0)
     parser.add_argument("--lengthscales", nargs=2, type=float, default=None)
@@ -263,8 +263,9 @@ def main():
     )
     rows = []
     for spec in args.runs:
-        name, nu, n_x, n_t = spec.split(":")
-        extra = ["--lengthscales", *map(str, args.lengthscales)] if args.lengthscales else []
+        name, nu, n_x, n_t, *own = spec.split(":")
+        lengthscales = own or args.lengthscales
+        extra = ["--lengthscales", *map(str, lengthscales)] if lengthscales else []
         extra += ["--iterations", str(args.iterations), "--windows", str(args.windows)]
         row = in_fresh_process(
             [__file__, "--rho", str(args.rho), *extra, "--one", name, nu, n_x, n_t]

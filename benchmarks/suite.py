@@ -412,6 +412,16 @@ CASES = [
         "the sparse engine at 10⁴ and 1.28·10⁴ points against their references (larger "
         "grids and ν = 0.01/π by --runs)",
     ),
+    Case(
+        "sparse-evolution-windows",
+        "accuracy",
+        "collocation_evolution.py",
+        ("--runs", "allen-cahn:0:256:200:0.05:0.05", "--windows", "20", "--iterations", "30"),
+        "collocation_evolution_windows.json",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "Allen–Cahn (ε = 1e-4) at 51,200 space–time points in 20 time windows "
+        "(pigp.engines.cholesky.marching.march) against its reference",
+    ),
     # peers
     Case(
         "peers",
