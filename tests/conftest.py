@@ -90,3 +90,22 @@ def _release_compiled_programs():
 
     pigp.structure._programs.clear()
     gc.collect()
+    _return_freed_memory()
+    if os.environ.get("PIGP_TEST_MEMORY"):
+        from pigp.memory import peak_bytes, resident_bytes
+
+        held, peak = resident_bytes() / 1e9, peak_bytes() / 1e9
+        print(f"\n[memory] resident {held:.2f} GB, peak {peak:.2f} GB")
+
+
+def _return_freed_memory() -> None:
+    """Hand the memory the allocator holds free back to the system (glibc's
+    ``malloc_trim``), where there is such a call."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass

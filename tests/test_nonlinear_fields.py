@@ -190,8 +190,21 @@ def test_the_brusselator_by_collocation_matches_the_method_of_lines():
     """Two species, two nonlinear equations in time, from the initial state and the
     walls alone: the Gauss-Newton solution against the method of lines on a 21 x 21 grid
     of the space-time rectangle."""
-    from pigp.experiments.brusselator import brusselator_fit
+    import json
+    import subprocess
+    import sys
 
-    _, result = brusselator_fit(8, 8, test=21)
+    # In a fresh process: the two fields' compiled programs (XLA keeps what it compiles
+    # for the process's life) would otherwise stay with the test worker.
+    code = (
+        "import json; from pigp.experiments.brusselator import brusselator_fit; "
+        "print(json.dumps(brusselator_fit(12, 12, test=21)[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=1200, check=True
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["converged"]
+    # Measured 5.0e-5 and 3.4e-5 (on a 41 x 41 grid). At 8 x 8 and 10 x 10 points the fit
+    # ends far off (0.20 and 0.17 in u): the results page says so.
     assert result["error_u"] < 1e-3 and result["error_v"] < 1e-3
