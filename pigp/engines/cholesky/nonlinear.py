@@ -39,9 +39,15 @@ from ..._warnings import warn
 from ...operators.linear import _is_identity
 from .collocation import gauss_newton, metric
 from .factor import BATCH_ENTRIES, Terms, _blocks, _Layout, entries_program, padded
-from .regression import VARIANCE_NEIGHBOURS, _is_identity_terms, _last_conditional, subset
+from .regression import (
+    VARIANCE_NEIGHBOURS,
+    _is_identity_terms,
+    _last_conditional,
+    regression_of,
+    subset,
+)
 
-__all__ = ["Nonlinear", "fit_nonlinear", "NEIGHBOURS"]
+__all__ = ["Nonlinear", "fit_nonlinear", "engine_of", "NEIGHBOURS"]
 
 #: The features each new point's mean conditions on.
 NEIGHBOURS = 200
@@ -271,3 +277,17 @@ def fit_nonlinear(model, data, plan, run, gauss_newton_settings, verbose, callba
             f"{len(solution.steps)} steps (last change {solution.steps[-1]:.1e}); the "
             "solution and its variance are those of the last step"
         )
+
+
+def engine_of(model):
+    """The sparse engine of ``model``'s last fit: its ``Nonlinear`` for a nonlinear
+    equation (made again after ``pigp.load``: Gauss-Newton solves again at the saved
+    parameters), else its ``regression.Regression``."""
+    if not model.nonlinear:
+        return regression_of(model)
+    if getattr(model, "_regression", None) is None:
+        engine = model.report.engine
+        model._regression = Nonlinear(
+            model, model.data, engine["tolerance"], int(engine["iterations"])
+        )
+    return model._regression

@@ -526,20 +526,8 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
     model._regression = regression
 
 
-def regression_of(model):
-    """The model's ``Regression``, or for a nonlinear equation its
-    ``nonlinear.Nonlinear`` (made again after ``pigp.load``: a nonlinear one solves
-    Gauss-Newton again at the saved parameters)."""
+def regression_of(model) -> Regression:
+    """The model's ``Regression`` (made again after ``pigp.load``)."""
     if getattr(model, "_regression", None) is None:
-        if model.nonlinear:
-            from .nonlinear import Nonlinear
-
-            engine = model.report.engine
-            model._regression = Nonlinear(
-                model, model.data, engine["tolerance"], int(engine["iterations"])
-            )
-        else:
-            model._regression = Regression(
-                model.kernel, model.data, model.engine_options, model.jitter
-            )
+        model._regression = Regression(model.kernel, model.data, model.engine_options, model.jitter)
     return model._regression

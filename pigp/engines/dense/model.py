@@ -38,6 +38,7 @@ from ...operators.linearisation import Linearisation
 from ...parameters import substituted
 from ...structure import program
 from ..cholesky import regression as sparse
+from ..cholesky.nonlinear import engine_of, fit_nonlinear
 from ..model import Model, representable
 from .objective import Objective
 from .posterior import CHUNK, Posterior
@@ -366,8 +367,6 @@ class PIGP(Model):
         if sparse.chooses_sparse(self, sum(data.sizes)):
             self._release_held()
             if self.nonlinear:
-                from ..cholesky.nonlinear import fit_nonlinear
-
                 fit_nonlinear(self, data, plan, run, gauss_newton, verbose, callback)
                 return self
             given = (steps, learning_rate, optimizer)
@@ -407,7 +406,7 @@ class PIGP(Model):
         (without the priors' terms, if any); after a sparse fit, its Vecchia
         approximation."""
         if self.sparse:
-            return sparse.regression_of(self).log_likelihood()
+            return engine_of(self).log_likelihood()
         objective = self.objective()
         Xs, y = self.data.tensors(self.dtype)
         return -(objective.loss(Xs, y.numpy()) - float(objective.penalty().numpy()))
@@ -503,7 +502,7 @@ class PIGP(Model):
                     "full_cov: a sparse fit (engine='cholesky') predicts means and "
                     "variances only (full_cov=False, samples=None)"
                 )
-            regression = sparse.regression_of(self)
+            regression = engine_of(self)
             mean = regression.mean(X, terms) * self.y_scale
             var = self._squared_units(np.maximum(regression.variance(X, terms), 0.0))
             return representable(mean, "mean"), representable(var, "variance")
@@ -541,7 +540,7 @@ class PIGP(Model):
         X = check.as_inputs("X", X, self.data.input_dim)
         terms = self._output_terms(output, self.data.input_dim)
         if self.sparse:
-            return sparse.regression_of(self).mean(X, terms) * self.y_scale
+            return engine_of(self).mean(X, terms) * self.y_scale
         posterior = self.posterior()
         Xs, _ = self.data.tensors(self.dtype)
         compiled, values = self._cross(terms)
