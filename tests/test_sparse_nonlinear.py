@@ -3,23 +3,12 @@ as the dense engine, against the dense engine's answer with the same parameters.
 
 import numpy as np
 import pytest
+from test_sparse_cholesky import square
 
 import pigp
 from pigp.experiments.nonlinear import _elliptic_forcing, elliptic_equation, elliptic_solution
 
 pytestmark = pytest.mark.slow
-
-
-def square(n):
-    h = 1.0 / (n + 1)
-    g = np.arange(1, n + 1) * h
-    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    b = np.arange(0, n + 1) * h
-    zero, one = 0 * b, 1 + 0 * b
-    boundary = np.concatenate(
-        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
-    )
-    return boundary, interior
 
 
 def held_kernel():

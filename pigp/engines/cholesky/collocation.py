@@ -296,9 +296,6 @@ class Solution:
     coefficients: np.ndarray | None = None
     #: The posterior mean of every feature measurement (``Features.measurements``).
     mean: np.ndarray | None = None
-    #: The last linear solve's data: the boundary values, then the linearised
-    #: equation's right-hand side at the interior points.
-    y: np.ndarray | None = None
 
 
 def gauss_newton(
@@ -390,8 +387,7 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
         for a, kind in enumerate(kinds):
             coefficients[:, kind] += jacobian[a]
         rhs = linearisation.right_hand_side(forcing)
-        y = np.concatenate([boundary_values, rhs])
-        full = engine.solve(coefficients, y)
+        full = engine.solve(coefficients, np.concatenate([boundary_values, rhs]))
         damping, trial = 1.0, full
         new_merit = _residual(equation, names, _features(engine, full, kinds, n_i), forcing)
         if mean is not None and not new_merit <= merit:
@@ -424,7 +420,6 @@ def _gauss_newton(problem: tuple, rho: float, settings: tuple) -> Solution:
         dampings=dampings,
         coefficients=coefficients,
         mean=mean,
-        y=y,
     )
 
 

@@ -173,7 +173,7 @@ class Nonlinear:
         # equation at each interior point (its features' weights combined).
         coefficients = self.solution.coefficients
         n_i = len(coefficients)
-        data_points = np.concatenate([self.points[:n_b], self.points[n_b : n_b + n_i]])
+        data_points = self.points[: n_b + n_i]
         combined = np.zeros((n_i, W.shape[1]))
         engine = self.solution.engine
         for kind in range(len(self.operators)):
