@@ -5,6 +5,14 @@ from the same values of the data sets' parameters (noises, coefficients), and ke
 the fit of highest log marginal likelihood: its kernel, its parameter values, its
 report and its warnings (the others' are dropped). ``report.kernel_choice`` has every
 candidate's evidence.
+
+A candidate whose fit called a data set noise (a learned noise above
+``plan.noise_warning`` of its data's mean square, the fit that ``fit`` warns of) is
+kept only where every candidate did: all-zero equation data counted as evidence
+give such a fit an evidence that grows without bound as the kernel variance shrinks
+(u_t - u_xx + r u = 0 with 30 zero values and 30 sensors at 0.5% noise: the squared
+exponential's fit reached 10,343 nats against 319 for ``Decaying``, with r at 173
+for a truth of -1.5), so its evidence says nothing about the kernel.
 """
 
 from __future__ import annotations
@@ -13,8 +21,10 @@ import warnings
 
 import numpy as np
 
+from .._warnings import warn
 from ..kernels.covariance import check_smoothness
 from ..structure import data_parameters
+from .noise import noise_fraction
 from .plan import FitPlan, Training
 from .report import FitReport
 from .run import fit_linear
@@ -44,7 +54,7 @@ def choose_kernel(
             check_smoothness(candidate, s.terms, "observations")
     start = Held(data_parameters(data.sets))  # every candidate starts from their values
     X = np.concatenate([s.X for s in data.sets])
-    fitted = []
+    fitted, noisy = [], []
     for candidate in candidates.values():
         start.restore()
         model.kernel = candidate
@@ -55,9 +65,19 @@ def choose_kernel(
         fitted.append(
             (model.log_marginal_likelihood(), candidate, Held(start.parameters), report, caught)
         )
-    best = max(range(len(fitted)), key=lambda i: fitted[i][0])
+        noisy.append(called_noise(model, plan))
+    sound = [i for i in range(len(fitted)) if not noisy[i]] or list(range(len(fitted)))
+    best = max(sound, key=lambda i: fitted[i][0])
+    highest = max(range(len(fitted)), key=lambda i: fitted[i][0])
     _, kernel, values, report, caught = fitted[best]
     report.kernel_choice = {name: f[0] for name, f in zip(candidates, fitted)}
+    names = list(candidates)
+    if highest != best:
+        warn(
+            f"kernel='auto': kept {names[best]}; {names[highest]} had the higher evidence "
+            f"but its fit called the {noisy[highest]} data noise, where {names[best]}'s "
+            "did not (model.kernel_choice has every evidence)"
+        )
     values.restore()
     model.kernel = kernel
     model.adopt(report)
@@ -65,3 +85,14 @@ def choose_kernel(
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     model.posterior()
     return report
+
+
+def called_noise(model, plan: FitPlan) -> list:
+    """The names of the data sets whose learned noise exceeds ``plan.noise_warning`` of
+    their mean square in ``model``'s current fit."""
+    found = []
+    for s in model.data.sets:
+        share = noise_fraction(model, s)
+        if s.noise.trainable and share is not None and share > plan.noise_warning:
+            found.append(s.name)
+    return found

@@ -125,8 +125,10 @@ class PIGP(Model):
             ``SpectralMixture`` from the same start, and for an evolution equation (a
             column named ``"t"``) the kernel the docs recommend for it,
             ``Decaying(SquaredExponential())`` along t, and keeps the one of highest log
-            marginal likelihood (``model.kernel_choice`` has every evidence); it
-            costs every fit (``pigp.fitting.auto_kernels``). A higher marginal likelihood is
+            marginal likelihood (``model.kernel_choice`` has every evidence) among
+            those whose fit did not call a data set noise (with a warning where the
+            highest evidence was passed over for that); it costs every fit
+            (``pigp.fitting.auto_kernels``). A higher marginal likelihood is
             evidence for a model of the data, not a promise of a smaller error:
             the more flexible kernel can fit the data points better and still be
             worse between them. Check the choice against held-out data where
