@@ -341,6 +341,15 @@ def save(model, path) -> None:
         # earlier files had them).
         "report": model.report.to_config(),
     }
+    # Parameters that coefficient functions read (not in any config): by name, so
+    # that load gives the functions' own parameters the saved values.
+    known = len(table.parameters)
+    read = {}
+    for name, p in model.parameters_by_name().items():
+        if not any(p is q for q in table.parameters[:known]):
+            read[name] = table.index(p)
+    if read:
+        spec["read_by_functions"] = read
     spec["parameters"] = table.configs()
     arrays = table.arrays()
     for i, s in enumerate(sets):
@@ -419,6 +428,13 @@ def load(path, custom_objects: dict | None = None):
             raise damaged(f"y_scale: expected a positive number, got {y_scale}")
         if sets:
             model.data = Data(tuple(sets), y_scale)
+        by_name = model.parameters_by_name()
+        for name, i in spec.get("read_by_functions", {}).items():
+            if name not in by_name:
+                raise damaged(f"read_by_functions: the loaded model has no parameter {name!r}")
+            saved = parameters[i]
+            by_name[name].unconstrained.assign(saved.unconstrained)
+            by_name[name].trainable = saved.trainable
         model.history = arrays["history"].tolist()
         model.restore_state(arrays)
         if "report" in spec:  # files written before it keep the arrays' histories

@@ -377,3 +377,47 @@ def test_files_record_the_import_paths_from_before_the_folders(heat_data, tmp_pa
     assert spec["class"] == "pigp.models:PIGP"
     assert '"pigp.kernels:Matern52"' in text and '"pigp.operators:Operator"' in text
     assert "engines" not in text and "library" not in text and "linear" not in text
+
+
+_CONDUCTIVITY = """
+import pigp
+import tensorflow as tf
+
+THETA = pigp.Parameter(0.5, name="theta")
+
+
+def a(X):
+    return tf.exp(THETA.value(X.dtype) * X[:, 0])
+
+
+def a_x(X):
+    return THETA.value(X.dtype) * a(X)
+"""
+
+
+def test_a_parameter_read_by_a_coefficient_function_round_trips(tmp_path, monkeypatch):
+    """theta, read only inside the importable functions a and a' of -(a u')' = f, is
+    saved by name and given back to the functions' own parameter at load: set to
+    another value in between, it is restored, and the loaded model predicts bit for bit."""
+    (tmp_path / "conductivity_for_io.py").write_text(_CONDUCTIVITY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import conductivity_for_io as c
+
+    darcy = (-(c.a * D("x", 2)) - c.a_x * D("x")).with_dims("x")
+    x = np.linspace(0, 1, 15)
+    f = np.exp(1.2 * x) * (np.pi**2 * np.sin(np.pi * x) - 1.2 * np.pi * np.cos(np.pi * x))
+    x_u = np.array([0.0, 0.3, 0.7, 1.0])
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), darcy, noise_u=0.0, noise_f=0.0)
+    model.fit(x_u[:, None], np.sin(np.pi * x_u), x[:, None], f, steps=30, optimizer="adam")
+    fitted = model.parameter_values()["operator.theta"]
+    assert fitted != 0.5  # learned
+    grid = np.linspace(0, 1, 21)[:, None]
+    mean, var = model.predict(grid)
+    model.save(tmp_path / "darcy.npz")
+    c.THETA.assign(0.1)
+    loaded = pigp.load(tmp_path / "darcy.npz")
+    assert float(c.THETA.numpy()) == fitted
+    assert loaded.parameter_values()["operator.theta"] == fitted
+    m2, v2 = loaded.predict(grid)
+    np.testing.assert_array_equal(m2, mean)
+    np.testing.assert_array_equal(v2, var)

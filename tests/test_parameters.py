@@ -129,3 +129,90 @@ def test_sums_of_parameters_and_numbers_distribute_over_operators():
     assert (lam + 2.0).numpy() == pytest.approx(3.5)
     with pytest.raises(TypeError):
         lam + "a"
+
+
+RATE = pigp.Parameter(0.3, name="rate")  # read by name from a module global below
+
+
+def _global_reader(X):
+    return np.exp(RATE.numpy()) * X[:, 0]
+
+
+class _Scaled:
+    def __init__(self, p):
+        self.p = p
+
+    def __call__(self, X):
+        return self.p.value(X.dtype) * X[:, 0]
+
+
+def test_parameters_read_inside_coefficient_functions_are_found():
+    """A coefficient function's parameters are found wherever Python lets it read them:
+    its closure, a default argument, a module global, a partial's arguments, a callable
+    object's attributes, a nested function; each once, and nothing else."""
+    import functools
+
+    a, b, c = (pigp.Parameter(v, name=n) for v, n in ((1.0, "a"), (2.0, "b"), (3.0, "c")))
+    unrelated = pigp.Parameter(4.0, name="unrelated")  # noqa: F841 (in scope, never read)
+
+    def inner(X):
+        return b.value() * X[:, 0]
+
+    closure = lambda X: a.value() * inner(X) + a.value()  # noqa: E731
+    defaulted = lambda X, scale=c: scale.value() * X[:, 0]  # noqa: E731
+    partial = functools.partial(lambda X, p: p.value() * X[:, 0], p=c)
+    read = pigp.parameters.read_parameters
+    assert read(closure) == (a, b)
+    assert read(defaulted) == (c,)
+    assert read(_global_reader) == (RATE,)
+    assert read(partial) == (c,)
+    assert read(_Scaled(b)) == (b,)
+    assert read(lambda X: X[:, 0]) == ()
+    operator = closure * D("x", 2) + defaulted * D("x") + a * Identity
+    assert operator.parameters == [a, b, c]
+
+
+@pytest.mark.slow
+def test_a_parameter_read_only_inside_a_coefficient_function_is_learned():
+    """Darcy in 1-D, -(a u')' = f with a = exp(theta x), theta read only inside the
+    functions a and a': theta is a trainable parameter of the model, the likelihood's
+    gradient in it matches central differences, and the fit finds theta = 1.2 from
+    u = sin(pi x) (the truth's f in closed form)."""
+    import tensorflow as tf
+
+    theta = pigp.Parameter(0.5, name="theta")
+    a = lambda X: tf.exp(theta.value(X.dtype) * X[:, 0])  # noqa: E731
+    a_x = lambda X: theta.value(X.dtype) * a(X)  # noqa: E731
+    darcy = (-(a * D("x", 2)) - a_x * D("x")).with_dims("x")
+    truth = 1.2
+    x_u = np.r_[0.0, 1.0, np.random.default_rng(0).uniform(size=6)][:, None]
+    x_f = np.linspace(0, 1, 25)[:, None]
+    u = lambda x: np.sin(np.pi * x[:, 0])  # noqa: E731
+    x = x_f[:, 0]
+    f = np.exp(truth * x) * (np.pi**2 * np.sin(np.pi * x) - truth * np.pi * np.cos(np.pi * x))
+
+    fixed = pigp.Parameter(1e-2, trainable=False)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), darcy, noise_u=fixed, noise_f=1e-2)
+    model.fit(x_u, u(x_u), x_f, f, steps=1, optimizer="adam")
+    assert [name for name, _ in model.trainable_parameters()][2] == "operator.theta"
+    theta.assign(0.7)
+    objective = model.objective(priors=False)
+    tensors = model.data.tensors(model.dtype)
+    _, gradients = objective.loss_and_gradient(*tensors)
+    variable, h = objective.variables[2], 1e-4
+    start = variable.numpy()
+    variable.assign(start + h)
+    above = objective.loss(*tensors)
+    variable.assign(start - h)
+    below = objective.loss(*tensors)
+    variable.assign(start)
+    assert float(gradients[2]) == pytest.approx((above - below) / (2 * h), rel=1e-6)
+    assert abs(float(gradients[2])) > 10  # theta matters to the likelihood here
+
+    theta.assign(0.5)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), darcy)
+    model.fit(x_u, u(x_u), x_f, f)
+    assert model.parameter_values()["operator.theta"] == pytest.approx(truth, rel=0.02)
+    grid = np.linspace(0, 1, 101)[:, None]
+    mean, _ = model.predict(grid)
+    assert np.linalg.norm(mean - u(grid)) / np.linalg.norm(u(grid)) < 1e-2
