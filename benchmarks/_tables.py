@@ -146,12 +146,12 @@ def performance_prediction() -> str:
     return _table(("test points", "time", "per point", "all finite"), rows)
 
 
-def memory() -> str:
+def memory(name: str = "memory", dtype: str = "float64") -> str:
     """Measured growth of peak memory over a fit, against ``pigp.memory.fit_bytes``."""
-    measured = {r["N"]: r for r in _load("memory")["rows"]}
+    measured = {r["N"]: r for r in _load(name)["rows"]}
     rows = []
     for n in sorted(set(measured) | {10_000, 12_000, 20_000}):
-        estimate = fit_bytes(n)
+        estimate = fit_bytes(n, dtype=dtype)
         r = measured.get(n)
         rows.append(
             (
@@ -167,7 +167,7 @@ def memory() -> str:
             "N (data values)",
             "measured growth of peak memory",
             "per entry of K",
-            "`fit_bytes(N)`",
+            "`fit_bytes(N)`" if dtype == "float64" else f"`fit_bytes(N, dtype='{dtype}')`",
             "estimate / measured",
         ),
         rows,
@@ -688,6 +688,7 @@ TABLES = {
     "performance-kernels": performance_kernels,
     "performance-prediction": performance_prediction,
     "memory": memory,
+    "memory-float32": lambda: memory("memory_float32", "float32"),
     "memory-fields": memory_fields,
     "elasticity": elasticity,
     "scale": scale,

@@ -1,6 +1,7 @@
 """Memory an exact fit needs: peak resident memory of a fresh process per N.
 
-For N = N_u + N_f values of the heat problem (half u, half f; float64), one
+For N = N_u + N_f values of the heat problem (half u, half f; float64, or float32 with
+``--dtype float32``), one
 process per N imports pigp, notes its peak resident memory, fits (one Adam step
 and one L-BFGS iteration, the fit's largest arrays: K, its factor and inverse, W
 and the assembly's temporaries), and reports how much the peak grew, per entry of
@@ -9,6 +10,8 @@ K, beside ``pigp.memory.fit_bytes``'s estimate.
     python benchmarks/memory.py --out benchmarks/results/memory.json
     python benchmarks/memory.py --fields 2 --sizes 240 480 960 \
         --out benchmarks/results/memory_fields.json
+    python benchmarks/memory.py --dtype float32 --sizes 2000 4000 6000 8000 \
+        --out benchmarks/results/memory_float32.json
 """
 
 import argparse
@@ -20,16 +23,18 @@ from common import write_json
 
 CHILD = """
 import json, sys, numpy as np, pigp
-n = int(sys.argv[1])
+n, dtype = int(sys.argv[1]), sys.argv[3]
 rng = np.random.default_rng(0)
 X_u, X_f = rng.uniform(size=(n // 2, 2)), rng.uniform(size=(n - n // 2, 2))
 model = pigp.PIGP(
-    pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3
+    pigp.kernels.SquaredExponential(), pigp.operators.heat(1.0), noise_u=1e-3, noise_f=1e-3,
+    dtype=dtype,
 )
 base = pigp.memory.peak_bytes()
 model.fit(X_u, np.sin(X_u[:, 0]), X_f, np.cos(X_f[:, 1]), steps=1)
 peak = pigp.memory.peak_bytes()
-print(json.dumps({"N": n, "grew_bytes": peak - base, "estimate_bytes": pigp.memory.fit_bytes(n)}))
+print(json.dumps({"N": n, "dtype": dtype, "grew_bytes": peak - base,
+                  "estimate_bytes": pigp.memory.fit_bytes(n, dtype=dtype)}))
 """
 
 # Two fields: plane elasticity (benchmarks/elasticity.py) with N / 6 sensors and N / 3
@@ -58,6 +63,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000, 6000])
     parser.add_argument("--fields", type=int, choices=[1, 2], default=1)
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     parser.add_argument("--out", default="benchmarks/results/memory.json")
     args = parser.parse_args()
     here = __file__.rsplit("/", 1)[0] or "."
@@ -66,7 +72,10 @@ def main():
     for n in args.sizes:
         child = CHILD if args.fields == 1 else CHILD_FIELDS
         output = subprocess.run(
-            [sys.executable, "-c", child, str(n), here], capture_output=True, text=True, check=True
+            [sys.executable, "-c", child, str(n), here, args.dtype],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         row = json.loads(output.strip().splitlines()[-1])
         row["bytes_per_entry"] = row["grew_bytes"] / n**2

@@ -352,6 +352,15 @@ CASES = [
         "peak memory of a fresh process per N against pigp.memory's estimate",
     ),
     Case(
+        "memory-float32",
+        "scale",
+        "memory.py",
+        ("--dtype", "float32", "--sizes", "2000", "4000", "6000", "8000", "10000"),
+        "memory_float32.json",
+        "docs/reliability.md (memory, float32)",
+        "the same in float32",
+    ),
+    Case(
         "memory-fields",
         "scale",
         "memory.py",

@@ -35,17 +35,23 @@ __all__ = [
     "resident_bytes",
 ]
 
-BYTES_PER_ENTRY = 100  # per entry of K, float64 or float32 (measured 67-91 in float64)
+BYTES_PER_ENTRY = 100  # per entry of K in float64 (measured 67-91)
+BYTES_PER_ENTRY_FLOAT32 = 50  # in float32 (measured 39-45 at 4000-8000)
 OVERHEAD = 200 * 2**20  # compiled programs and their buffers
 FIELD_OVERHEAD = 450 * 2**20  # each field past the first (larger programs)
 WARN_FRACTION = 0.5  # warn above this fraction of the available memory
 
 
-def fit_bytes(n: int, fields: int = 1) -> int:
+def fit_bytes(n: int, fields: int = 1, dtype="float64") -> int:
     """Estimated peak memory of an exact fit of ``n`` data values of a model of
-    ``fields`` latent fields, in bytes (float64; float32 needs less, measured but not
-    modelled)."""
-    return int(BYTES_PER_ENTRY * n * n + OVERHEAD + FIELD_OVERHEAD * (max(1, fields) - 1))
+    ``fields`` latent fields, in bytes, for ``dtype`` ``"float64"`` or ``"float32"``
+    (``BYTES_PER_ENTRY`` or ``BYTES_PER_ENTRY_FLOAT32`` per entry of K)."""
+    per_entry = BYTES_PER_ENTRY_FLOAT32 if _is_float32(dtype) else BYTES_PER_ENTRY
+    return int(per_entry * n * n + OVERHEAD + FIELD_OVERHEAD * (max(1, fields) - 1))
+
+
+def _is_float32(dtype) -> bool:
+    return str(getattr(dtype, "name", dtype)) == "float32"
 
 
 def _proc_kib(path: str, key: str) -> int | None:
@@ -96,23 +102,25 @@ def resident_bytes() -> int:
     return 0 if resident is None else resident * 1024
 
 
-def largest_n(memory: int) -> int:
+def largest_n(memory: int, dtype="float64") -> int:
     """The largest N whose estimated fit fits in ``memory`` bytes."""
-    return int((max(0, memory - OVERHEAD) / BYTES_PER_ENTRY) ** 0.5)
+    per_entry = BYTES_PER_ENTRY_FLOAT32 if _is_float32(dtype) else BYTES_PER_ENTRY
+    return int((max(0, memory - OVERHEAD) / per_entry) ** 0.5)
 
 
-def check_fit(n: int, fields: int = 1, nonlinear: bool = False) -> None:
+def check_fit(n: int, fields: int = 1, nonlinear: bool = False, dtype="float64") -> None:
     """Refuse (``ValueError``) an exact fit of ``n`` values that would not fit in the
     memory available, and warn above half of it.
 
     Args:
         nonlinear: the model is a nonlinear equation, which ``pigp.SparsePIGP`` does not
             take: the message points to the sparse collocation engine instead.
+        dtype: the model's, ``"float64"`` or ``"float32"``.
 
     Raises:
         ValueError: stating the estimate, the memory available and the N that fits.
     """
-    need, have = fit_bytes(n, fields), available_bytes()
+    need, have = fit_bytes(n, fields, dtype), available_bytes()
     gb = 1e9
     if need > have:
         if nonlinear:
@@ -129,7 +137,7 @@ def check_fit(n: int, fields: int = 1, nonlinear: bool = False) -> None:
         raise ValueError(
             f"fit: {n} data values need about {need / gb:.1f} GB for the exact GP (K is "
             f"{n} x {n}, and the fit holds ~12 arrays of its size), but {have / gb:.1f} GB are "
-            f"available: at most {largest_n(have)} values fit here. {way}"
+            f"available: at most {largest_n(have, dtype)} values fit here. {way}"
         )
     _warn_above_half(f"fit: {n} data values", need, have)
 

@@ -342,6 +342,24 @@ def test_memory_estimate_refuses_and_warns_by_what_is_available(monkeypatch):
         model.fit(X_u, y_u, X_f, y_f, steps=0)
 
 
+def test_a_float32_model_is_checked_with_the_float32_estimate(monkeypatch):
+    """float32 holds K and its companions at half the size (measured 39-45 bytes per
+    entry at 4,000-10,000 values against 89-91 in float64): at memory for 12,000 float32
+    values but not float64 ones, the float32 model passes the check and the float64 one
+    is refused, with the largest N of its own dtype."""
+    from pigp import memory
+
+    n = 12_000
+    assert memory.fit_bytes(n, dtype="float32") < 0.55 * memory.fit_bytes(n)
+    have = memory.fit_bytes(n, dtype="float32") * 3 // 2
+    monkeypatch.setattr(memory, "available_bytes", lambda: have)
+    with pytest.warns(RuntimeWarning, match="of the memory available"):
+        memory.check_fit(n, dtype="float32")
+    with pytest.raises(ValueError, match=f"at most {memory.largest_n(have)} values fit"):
+        memory.check_fit(n)
+    assert memory.largest_n(have, "float32") > n > memory.largest_n(have)
+
+
 def test_a_nonlinear_model_refused_for_memory_is_not_sent_to_sparse_pigp(monkeypatch):
     """SparsePIGP refuses nonlinear equations, so the dense engine's refusal points to
     the sparse collocation engine, which solves them (``engine="auto"``, the default,

@@ -425,7 +425,8 @@ def chooses_sparse(model, size: int) -> bool:
         if reason:
             raise ValueError(reason)
         return True
-    need, have = memory.fit_bytes(size, len(model.fields or ()) or 1), memory.available_bytes()
+    fields = len(model.fields or ()) or 1
+    need, have = memory.fit_bytes(size, fields, model.dtype), memory.available_bytes()
     if need <= have or reason or not model.nonlinear:
         # Dense, whose memory check refuses what does not fit: a linear model is sent
         # to pigp.SparsePIGP there (the linear sparse engine's conjugate gradients are

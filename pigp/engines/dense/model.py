@@ -374,7 +374,7 @@ class PIGP(Model):
             given = (steps, learning_rate, optimizer)
             sparse.fit_sparse(self, data, plan, run, verbose, callback, given)
             return self
-        memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1, self.nonlinear)
+        memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1, self.nonlinear, self.dtype)
         self._release_held()
         if self.nonlinear:
             fit_deciding_noise(self, data, plan, run, gauss_newton, verbose, callback)

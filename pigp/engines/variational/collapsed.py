@@ -86,6 +86,10 @@ class CollapsedObjective:
     def loss(self, Xs, y) -> float:
         return float(self.loss_and_gradient(Xs, tf.constant(y, self.dtype))[0].numpy())
 
+    #: ``pigp.inference.laplace``'s Hessian by central differences of the gradient:
+    #: the nested tapes took the peak of 3,000 values at M = 256 from 1.41 to 4.66 GB.
+    hessian_by_differences = True
+
     def backend(self, n: int) -> str:
         return "tensorflow"
 
