@@ -596,14 +596,18 @@ def navier_stokes() -> str:
         header += ("u / v error", "95% bands hold u / v", "fit time")
         tables.append(_table(header, rows))
     rows = []
-    for r in kind(found, "cavity") + kind(pinn, "cavity-pinn"):
+    higher = RESULTS / "navier_stokes_cavity_re.json"
+    more = _load("navier_stokes_cavity_re")["rows"] if higher.exists() else []
+    for r in kind(found, "cavity") + kind(pinn, "cavity-pinn") + kind(more, "cavity"):
         pinned = r["problem"].startswith("cavity-pinn")
         steps = "–" if pinned else str(r["gauss_newton"])
         if not pinned and not r["converged"]:
             steps += " (not converged)"
+        ell = r.get("lengthscale", 0.3)
         rows.append(
             (
-                pinn_name(r) if pinned else "pigp, Matérn 7/2, ℓ = 0.3 held",
+                f"{r.get('re', 100):.0f}",
+                pinn_name(r) if pinned else f"pigp, Matérn 7/2, ℓ = {ell:g} held",
                 r["problem"].split()[1],
                 f"{r['max_deviation_u']:.3f}",
                 f"{r['max_deviation_v']:.3f}",
@@ -612,7 +616,7 @@ def navier_stokes() -> str:
             )
         )
     if rows:
-        header = ("cavity, Re = 100", "interior grid + wall points", "u: largest deviation")
+        header = ("cavity, Re", "model", "interior grid + wall points", "u: largest deviation")
         header += ("v: largest deviation", "Gauss–Newton steps", "fit time")
         tables.append(_table(header, rows))
     return "\n\n".join(tables)

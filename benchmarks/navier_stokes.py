@@ -2,6 +2,9 @@
 against the exact flow, and DeepXDE's PINN on the same points.
 
     python benchmarks/navier_stokes.py --out benchmarks/results/navier_stokes.json
+    python benchmarks/navier_stokes.py --problems cavity --cavity-re 400 1000 \
+        --cavity-sizes 30 40 --cavity-lengthscale 0.15 \
+        --out benchmarks/results/navier_stokes_cavity_re.json
     .venv-peers/bin/python benchmarks/navier_stokes.py --problems pinn \
         --out benchmarks/results/navier_stokes_pinn.json   # DeepXDE, PyTorch
 
@@ -15,7 +18,8 @@ Problems (``pigp.experiments.navier_stokes`` has the flow, the equations and the
 - ``inverse``: the same at a 12 x 12 grid with 50 random velocity sensors inside at
   1% noise (noise learned), nu learned from 0.1: nu, its 95% Laplace interval, whether
   it holds 0.05, one row per seed.
-- ``cavity``: the lid-driven cavity at Re = 100 (u = 1 on the lid, 0 on the other
+- ``cavity``: the lid-driven cavity at Re = 100 (``--cavity-re`` for 400 and 1000; u = 1
+  on the lid, 0 on the other
   walls; v = 0), fields u, v, p with Matérn 7/2 kernels of lengthscale 0.3 held fixed
   (learned, the marginal likelihood of a Gauss-Newton step prefers a flow hidden
   between the collocation points: u a function of y alone, v = 0), at n x n interior
@@ -80,15 +84,22 @@ def inverse_row(seed: int, n: int = 12, sensors: int = 50) -> dict:
     }
 
 
-def cavity_row(n: int) -> dict:
+def cavity_row(n: int, re: float = 100.0, lengthscale: float = 0.3) -> dict:
     import functools
 
     import pigp
     from pigp.experiments.navier_stokes import cavity
 
-    kernel = functools.partial(pigp.kernels.Matern72, lengthscales=[0.3, 0.3])
-    _, result = cavity(100, n, n, kernel=kernel, solver={"learn": "never", "iterations": 40})
-    return {"problem": f"cavity {n}x{n}+{4 * n}", "seed": 0, **result, "peak_gb": peak_gb()}
+    kernel = functools.partial(pigp.kernels.Matern72, lengthscales=[lengthscale] * 2)
+    _, result = cavity(re, n, n, kernel=kernel, solver={"learn": "never", "iterations": 40})
+    return {
+        "problem": f"cavity {n}x{n}+{4 * n}",
+        "seed": 0,
+        "re": re,
+        "lengthscale": lengthscale,
+        **result,
+        "peak_gb": peak_gb(),
+    }
 
 
 def _pinn_train(model, adam: int, lbfgs: int) -> float:
@@ -209,6 +220,12 @@ def main():
     parser.add_argument(
         "--cavity-sizes", type=int, nargs="*", default=[20, 30], help="cavity grids"
     )
+    parser.add_argument(
+        "--cavity-re", type=float, nargs="*", default=[100.0], help="cavity Reynolds numbers"
+    )
+    parser.add_argument(
+        "--cavity-lengthscale", type=float, default=0.3, help="the cavity kernels' lengthscale"
+    )
     parser.add_argument("--seeds", type=int, default=5, help="inverse seeds")
     parser.add_argument("--adam", type=int, default=10000, help="the PINN's Adam steps")
     parser.add_argument("--lbfgs", type=int, default=5000, help="the PINN's L-BFGS steps")
@@ -222,7 +239,11 @@ def main():
         elif problem == "inverse":
             new = (inverse_row(seed) for seed in range(args.seeds))
         elif problem == "cavity":
-            new = (cavity_row(n) for n in args.cavity_sizes)
+            new = (
+                cavity_row(n, re, args.cavity_lengthscale)
+                for re in args.cavity_re
+                for n in args.cavity_sizes
+            )
         elif problem == "cavity-pinn":
             new = (cavity_pinn_row(max(args.cavity_sizes), args.adam, args.lbfgs),)
         elif problem == "pinn":
