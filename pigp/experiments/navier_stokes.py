@@ -148,8 +148,8 @@ def kovasznay(
     X_f, X_b = kovasznay_design(interior, per_side)
     u_b, v_b, _ = kovasznay_solution(X_b)
     observations = [
-        pigp.Observations(X_b, u_b, field("u"), name="u_boundary"),
-        pigp.Observations(X_b, v_b, field("v"), name="v_boundary"),
+        pigp.Observations(X_b, u_b, field("u"), 0.0, name="u_boundary"),
+        pigp.Observations(X_b, v_b, field("v"), 0.0, name="v_boundary"),
     ]
     if sensors:
         X_s, u_s, v_s = kovasznay_sensors(sensors, noise, seed)
