@@ -11,12 +11,12 @@ Parameters are stored in float64 and cast to a model's dtype where they are used
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import threading
 
 import numpy as np
 
+from ._reads import function_parameters
 from ._tensorflow import probability, tf
 
 __all__ = ["Parameter", "Coefficient", "softplus", "inverse_softplus", "substituted"]
@@ -457,77 +457,6 @@ def rebuild_distribution(description: dict | None):
     return cls(**parameters)
 
 
-def read_parameters(function) -> tuple:
-    """The ``Parameter``s that ``function`` can read: in its closure, its default
-    arguments, the module globals its code names, a ``functools.partial``'s arguments
-    and a callable object's attributes, looking one level into tuples, lists and dicts
-    and into the functions found there (nested lambdas), each once."""
-    found, seen = [], set()
-
-    def add(value, depth):
-        if isinstance(value, Parameter):
-            if not any(value is q for q in found):
-                found.append(value)
-        elif isinstance(value, (tuple, list)) and depth < 2:
-            for item in value:
-                add(item, depth + 1)
-        elif isinstance(value, dict) and depth < 2:
-            for item in value.values():
-                add(item, depth + 1)
-        elif callable(value) and not isinstance(value, type) and depth < 3:
-            visit(value, depth + 1)
-
-    def visit(f, depth):
-        if id(f) in seen:
-            return
-        seen.add(id(f))
-        if isinstance(f, functools.partial):
-            add(f.func, depth)
-            for item in (*f.args, *f.keywords.values()):
-                add(item, depth)
-            return
-        code = getattr(f, "__code__", None)
-        if code is None:  # a callable object: its attributes
-            for item in getattr(f, "__dict__", {}).values():
-                add(item, depth)
-            return
-        for cell in getattr(f, "__closure__", None) or ():
-            try:
-                add(cell.cell_contents, depth)
-            except ValueError:  # an empty cell
-                pass
-        for item in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()):
-            add(item, depth)
-        names = _code_names(code)
-        scope = getattr(f, "__globals__", {})
-        for name in names:
-            if name in scope:
-                value = scope[name]
-                if isinstance(value, (Parameter, tuple, list, dict)) or (
-                    callable(value) and getattr(value, "__module__", None) == f.__module__
-                ):
-                    add(value, depth)
-
-    visit(function, 0)
-    return tuple(found)
-
-
-def _code_names(code) -> set:
-    """The global names a code object and the code objects nested in it read."""
-    names = set(code.co_names)
-    for constant in code.co_consts:
-        if hasattr(constant, "co_names"):
-            names |= _code_names(constant)
-    return names
-
-
-def _function_parameters(f) -> tuple:
-    declared = getattr(f, "parameters", None)
-    if declared is not None and not callable(declared):
-        return tuple(declared)
-    return read_parameters(f)
-
-
 class Coefficient:
     """A product ``constant * p1**k1 * p2**k2 ... * a1(x) * a2(x) ...`` of a number,
     parameters and known functions of the inputs.
@@ -572,15 +501,12 @@ class Coefficient:
 
     @property
     def parameters(self) -> tuple:
-        """The parameters of the factors, then those the functions read, each once: a
-        function's ``parameters`` attribute where it has one (a linearised equation's
-        partial derivative), else the ``Parameter``s it reaches by name
-        (``read_parameters``), so that ``a = lambda X: tf.exp(theta.value() * X[:, 0])``
-        is learned with ``theta``."""
+        """The parameters of the factors, then those the functions read (``a = lambda X:
+        tf.exp(theta.value() * X[:, 0])`` is learned with ``theta``), each once."""
         found = []
         for p in (
             *(p for p, _ in self.factors),
-            *(q for f in self.functions for q in _function_parameters(f)),
+            *(q for f in self.functions for q in function_parameters(f, Parameter)),
         ):
             if not any(p is q for q in found):
                 found.append(p)

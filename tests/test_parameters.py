@@ -161,7 +161,10 @@ def test_parameters_read_inside_coefficient_functions_are_found():
     closure = lambda X: a.value() * inner(X) + a.value()  # noqa: E731
     defaulted = lambda X, scale=c: scale.value() * X[:, 0]  # noqa: E731
     partial = functools.partial(lambda X, p: p.value() * X[:, 0], p=c)
-    read = pigp.parameters.read_parameters
+
+    def read(function):
+        return pigp._reads.read_objects(function, pigp.Parameter)
+
     assert read(closure) == (a, b)
     assert read(defaulted) == (c,)
     assert read(_global_reader) == (RATE,)
