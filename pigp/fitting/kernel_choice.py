@@ -24,7 +24,7 @@ import numpy as np
 from .._warnings import warn
 from ..kernels.covariance import check_smoothness
 from ..structure import data_parameters
-from .noise import noise_fraction
+from .noise import called_noise
 from .plan import FitPlan, Training
 from .report import FitReport
 from .run import fit_linear
@@ -85,14 +85,3 @@ def choose_kernel(
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     model.posterior()
     return report
-
-
-def called_noise(model, plan: FitPlan) -> list:
-    """The names of the data sets whose learned noise exceeds ``plan.noise_warning`` of
-    their mean square in ``model``'s current fit."""
-    found = []
-    for s in model.data.sets:
-        share = noise_fraction(model, s)
-        if s.noise.trainable and share is not None and share > plan.noise_warning:
-            found.append(s.name)
-    return found

@@ -221,6 +221,17 @@ def decide_exact(model, Xs, y, history, plan: FitPlan, report: FitReport) -> Non
             s.noise.trainable = False
 
 
+def called_noise(model, plan: FitPlan) -> list:
+    """The names of the data sets whose learned noise exceeds ``plan.noise_warning`` of
+    their mean square in ``model``'s current fit (the fits ``fit`` warns of)."""
+    found = []
+    for s in model.data.sets:
+        share = noise_fraction(model, s)
+        if s.noise.trainable and share is not None and share > plan.noise_warning:
+            found.append(s.name)
+    return found
+
+
 def warn_if_noise_explains_data(model, plan: FitPlan) -> None:
     """Warn when a learned noise variance exceeds ``plan.noise_warning`` of its data's
     mean square.
@@ -234,26 +245,25 @@ def warn_if_noise_explains_data(model, plan: FitPlan) -> None:
         for s in model.data.sets
         if not s.condition and not np.any(s.y) and float(s.noise.numpy()) <= plan.noise_floor * 1e-2
     ]
-    for s in model.data.sets:
-        share = noise_fraction(model, s)
-        if s.noise.trainable and share is not None and share > plan.noise_warning:
+    for name in called_noise(model, plan):
+        share = noise_fraction(model, model.data.get(name))
+        cause = (
+            "explaining those data as noise. If they are not that noisy, try other "
+            "initial lengthscales, a smaller initial noise, or a kernel that fits the "
+            "field (e.g. a sum of two kernels for two scales)"
+        )
+        if zeros:
             cause = (
-                "explaining those data as noise. If they are not that noisy, try other "
-                "initial lengthscales, a smaller initial noise, or a kernel that fits the "
-                "field (e.g. a sum of two kernels for two scales)"
+                f"explaining those data as noise. The {zeros} data are all zero and "
+                "fitted (near) exactly: their likelihood grows without bound as the "
+                "kernel variance shrinks, so a field of zeros with the other data "
+                "called noise wins. Condition on them instead of counting them as "
+                "evidence (pigp.Observations(X, zeros, operator, 0, name, "
+                "condition=True)), or fix the noise of the "
+                f"{name!r} data at its known level (pigp.Parameter(variance, "
+                "trainable=False), standardised units)"
             )
-            if zeros:
-                cause = (
-                    f"explaining those data as noise. The {zeros} data are all zero and "
-                    "fitted (near) exactly: their likelihood grows without bound as the "
-                    "kernel variance shrinks, so a field of zeros with the other data "
-                    "called noise wins. Condition on them instead of counting them as "
-                    "evidence (pigp.Observations(X, zeros, operator, 0, name, "
-                    "condition=True)), or fix the noise of the "
-                    f"{s.name!r} data at its known level (pigp.Parameter(variance, "
-                    "trainable=False), standardised units)"
-                )
-            warn(
-                f"fit: the learned noise variance of the {s.name!r} data is "
-                f"{share:.0%} of their mean square: the model may be {cause}"
-            )
+        warn(
+            f"fit: the learned noise variance of the {name!r} data is "
+            f"{share:.0%} of their mean square: the model may be {cause}"
+        )
