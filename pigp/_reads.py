@@ -8,8 +8,9 @@ operator finds them here to learn them.
 from __future__ import annotations
 
 import functools
+import types
 
-__all__ = ["read_objects", "function_parameters"]
+__all__ = ["read_objects", "function_parameters", "code_names"]
 
 
 def function_parameters(function, kind) -> tuple:
@@ -64,7 +65,7 @@ def read_objects(function, kind) -> tuple:
         for item in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()):
             add(item, depth)
         scope = getattr(f, "__globals__", {})
-        for name in _code_names(code):
+        for name in code_names(code):
             if name in scope:
                 value = scope[name]
                 if isinstance(value, (kind, tuple, list, dict)) or (
@@ -76,10 +77,10 @@ def read_objects(function, kind) -> tuple:
     return tuple(found)
 
 
-def _code_names(code) -> set:
+def code_names(code) -> set:
     """The global names a code object and the code objects nested in it read."""
     names = set(code.co_names)
     for constant in code.co_consts:
-        if hasattr(constant, "co_names"):
-            names |= _code_names(constant)
+        if isinstance(constant, types.CodeType):
+            names |= code_names(constant)
     return names

@@ -46,6 +46,7 @@ from io import StringIO
 import numpy as np
 
 from ._moved import OLD_NAME
+from ._reads import code_names
 from .data import Data, data_set
 from .fitting.report import FitReport
 from .kernels.library import Kernel
@@ -196,15 +197,6 @@ def _constant(value, seen: set):
     return type(value).__name__
 
 
-def _names(code) -> set:
-    """The global names ``code`` and the code nested in it read."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
-
-
 def _tokens(source: str) -> list:
     """The source's tokens without comments, blank lines and indentation: what the
     code says, not how it is laid out."""
@@ -228,7 +220,7 @@ def _parts(function, seen: set):
         code = function.__code__
         tree = [sys.version_info[:2], code.co_code.hex(), repr(code.co_consts)]
     scope = function.__globals__
-    reads = sorted(n for n in _names(function.__code__) if n in scope)
+    reads = sorted(n for n in code_names(function.__code__) if n in scope)
     closure = [cell.cell_contents for cell in function.__closure__ or ()]
     return [
         tree,

@@ -46,12 +46,13 @@ def fit_bytes(n: int, fields: int = 1, dtype="float64") -> int:
     """Estimated peak memory of an exact fit of ``n`` data values of a model of
     ``fields`` latent fields, in bytes, for ``dtype`` ``"float64"`` or ``"float32"``
     (``BYTES_PER_ENTRY`` or ``BYTES_PER_ENTRY_FLOAT32`` per entry of K)."""
-    per_entry = BYTES_PER_ENTRY_FLOAT32 if _is_float32(dtype) else BYTES_PER_ENTRY
-    return int(per_entry * n * n + OVERHEAD + FIELD_OVERHEAD * (max(1, fields) - 1))
+    return int(_per_entry(dtype) * n * n + OVERHEAD + FIELD_OVERHEAD * (max(1, fields) - 1))
 
 
-def _is_float32(dtype) -> bool:
-    return str(getattr(dtype, "name", dtype)) == "float32"
+def _per_entry(dtype) -> int:
+    """Bytes per entry of K for ``dtype`` (a name or a TensorFlow dtype)."""
+    float32 = str(getattr(dtype, "name", dtype)) == "float32"
+    return BYTES_PER_ENTRY_FLOAT32 if float32 else BYTES_PER_ENTRY
 
 
 def _proc_kib(path: str, key: str) -> int | None:
@@ -104,8 +105,7 @@ def resident_bytes() -> int:
 
 def largest_n(memory: int, dtype="float64") -> int:
     """The largest N whose estimated fit fits in ``memory`` bytes."""
-    per_entry = BYTES_PER_ENTRY_FLOAT32 if _is_float32(dtype) else BYTES_PER_ENTRY
-    return int((max(0, memory - OVERHEAD) / per_entry) ** 0.5)
+    return int((max(0, memory - OVERHEAD) / _per_entry(dtype)) ** 0.5)
 
 
 def check_fit(n: int, fields: int = 1, nonlinear: bool = False, dtype="float64") -> None:

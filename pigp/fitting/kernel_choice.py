@@ -65,7 +65,7 @@ def choose_kernel(
         fitted.append(
             (model.log_marginal_likelihood(), candidate, Held(start.parameters), report, caught)
         )
-        noisy.append(called_noise(model, plan))
+        noisy.append(list(called_noise(model, plan)))
     sound = [i for i in range(len(fitted)) if not noisy[i]] or list(range(len(fitted)))
     best = max(sound, key=lambda i: fitted[i][0])
     highest = max(range(len(fitted)), key=lambda i: fitted[i][0])

@@ -221,14 +221,15 @@ def decide_exact(model, Xs, y, history, plan: FitPlan, report: FitReport) -> Non
             s.noise.trainable = False
 
 
-def called_noise(model, plan: FitPlan) -> list:
-    """The names of the data sets whose learned noise exceeds ``plan.noise_warning`` of
-    their mean square in ``model``'s current fit (the fits ``fit`` warns of)."""
-    found = []
+def called_noise(model, plan: FitPlan) -> dict:
+    """``{name: share}`` of the data sets whose learned noise exceeds
+    ``plan.noise_warning`` of their mean square in ``model``'s current fit (the fits
+    ``fit`` warns of), with that fraction."""
+    found = {}
     for s in model.data.sets:
         share = noise_fraction(model, s)
         if s.noise.trainable and share is not None and share > plan.noise_warning:
-            found.append(s.name)
+            found[s.name] = share
     return found
 
 
@@ -245,8 +246,7 @@ def warn_if_noise_explains_data(model, plan: FitPlan) -> None:
         for s in model.data.sets
         if not s.condition and not np.any(s.y) and float(s.noise.numpy()) <= plan.noise_floor * 1e-2
     ]
-    for name in called_noise(model, plan):
-        share = noise_fraction(model, model.data.get(name))
+    for name, share in called_noise(model, plan).items():
         cause = (
             "explaining those data as noise. If they are not that noisy, try other "
             "initial lengthscales, a smaller initial noise, or a kernel that fits the "
