@@ -155,6 +155,35 @@ def test_the_factor_inverts_theta_when_every_column_sees_every_earlier_one(poiss
     assert abs(divergences[2]) < 1e-6
 
 
+@pytest.mark.parametrize("substitution", [True, False])
+def test_products_with_theta_are_the_inverse_of_the_factors_precision(
+    poisson, substitution, monkeypatch
+):
+    """``Factor.theta_times`` after ``solves_only`` (U scaled in place to a unit diagonal
+    and SuperLU's substitution, or SciPy's splu copy where that is missing) against
+    ``(U U')^-1 w`` by dense linear algebra, for a vector and a block of vectors."""
+    from pigp.engines.cholesky import solve
+
+    if not substitution:
+        monkeypatch.setattr(solve, "_gstrs", None)
+    kernel, features = poisson
+    points, kinds, first = features.measurements()
+    terms = Terms.of(features.operators)
+    W = terms.weights(points, kinds).numpy()
+    pat = pattern(points, kinds, rho=3.0, first=first)
+    U = factor(kernel, terms, points, W, pat, nugget=1e-8)
+    dense = U.toarray()
+    precision = np.empty_like(dense)
+    precision[np.ix_(pat.order, pat.order)] = dense @ dense.T  # by measurement
+    ours = solve.Factor(U, pat.order).solves_only()
+    assert (ours._unit is not None) == substitution
+    w = np.random.default_rng(2).normal(size=(len(points), 3))
+    expected = np.linalg.solve(precision, w)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(ours.theta_times(w), expected, atol=1e-9 * scale)
+    np.testing.assert_allclose(ours.theta_times(w[:, 0]), expected[:, 0], atol=1e-9 * scale)
+
+
 def test_collocation_through_the_factor_is_the_dense_posterior_mean(poisson):
     """-Laplace(u) = f with Dirichlet data: the mean of u at the interior points by PCG
     through the factor against the dense GP's, with the same kernel and nugget."""

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from ..._tensorflow import tf
 from ...kernels.covariance import _term_pairs, _weight, term_weights
 from ...kernels.derivatives import kernel_partials
+from ...memory import release_freed
 from ...structure import program
 from .ordering import Pattern
 
@@ -36,6 +37,10 @@ __all__ = ["Terms", "factor", "covariance_rows", "dense_block"]
 #: Entries of one batch's blocks (supernodes x rows x rows): bounds the memory of a
 #: batch's kernel derivatives to about 8 bytes x this x the number of multi-indices.
 BATCH_ENTRIES = 2_000_000
+#: The factor's batches: half that. Each batch's blocks live three times at once (NumPy's,
+#: TensorFlow's copy and their Cholesky factors); at 10^5 points of -Lap u + u^3 = f the
+#: process peaked at 1.51 GB with batches of 2*10^6 entries.
+FACTOR_BATCH_ENTRIES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,9 @@ CHUNK = 2**19
 #: The factor's calls: smaller, because the memory of a call's buffers stays with the
 #: process. A process that factored 10^4 points (-Lap u + u^3 = f) peaked at 1.27 GB
 #: with calls of 2^19 entries and 1.07 GB with 2^16 (``/proc``'s VmHWM, one run each).
+#: They are of this one size (no smaller ``SIZES`` for a batch's last call): each size
+#: compiles a program of its own, which the process keeps; the same solve peaked at
+#: 1.05 GB in 19.0 s with the three sizes and at 0.95 GB in 16.2 s with one.
 FACTOR_CHUNK = 2**16
 
 
@@ -136,8 +144,9 @@ class _Layout:
     rows of the call's buffer) and each full entry's place among them (``full``), as the
     program's three index tensors (``tensors``)."""
 
-    def __init__(self, m: int, size: int = CHUNK):
+    def __init__(self, m: int, size: int = CHUNK, sizes: tuple | None = None):
         self.m, self.size = m, size
+        self.sizes = SIZES if sizes is None else sizes
         upper, lower = np.triu_indices(m)
         self.pairs = len(upper)
         self.count = size // self.pairs
@@ -162,7 +171,7 @@ class _Layout:
         from 6 s to 2.5 s, after
         14 s of compiling)."""
         need = blocks * self.pairs
-        size = next((s for s in SIZES if s >= need), CHUNK)
+        size = next((s for s in self.sizes if s >= need), CHUNK)
         if size >= self.size:
             return self
         return _layout(self.m, size)
@@ -298,8 +307,8 @@ def factor(
         for c in columns:
             indices[indptr[c] : indptr[c + 1]] = rows[: indptr[c + 1] - indptr[c]]
     for m, members in _buckets(pattern).items():
-        layout = _Layout(m, FACTOR_CHUNK) if m * (m + 1) // 2 <= FACTOR_CHUNK else None
-        batch = max(1, BATCH_ENTRIES // (m * m))
+        layout = _Layout(m, FACTOR_CHUNK, sizes=()) if m * (m + 1) // 2 <= FACTOR_CHUNK else None
+        batch = max(1, FACTOR_BATCH_ENTRIES // (m * m))
         for start in range(0, len(members), batch):
             chunk = members[start : start + batch]
             index = np.zeros((len(chunk), m), dtype=np.int64)
@@ -336,6 +345,7 @@ def factor(
             for b, (columns, ks) in enumerate(places):
                 for j, (c, k) in enumerate(zip(columns, ks)):
                     data[indptr[c] : indptr[c + 1]] = picked[b, : k + 1, j]
+    release_freed()
     return sp.csc_matrix((data, indices, indptr), shape=(n, n))
 
 

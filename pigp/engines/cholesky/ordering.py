@@ -112,7 +112,7 @@ class Pattern:
         order: array of shape (n,): measurement indices, coarse to fine (position k
             holds measurement ``order[k]``).
         lengths: array of shape (n,): ``l`` of each position.
-        supernodes: list of ``(columns, rows)``: integer arrays of positions; each
+        supernodes: list of ``(columns, rows)``: int32 arrays of positions; each
             column ``c`` of a supernode uses the rows ``r <= c`` of ``rows`` (sorted),
             its own position last.
         rho: the radius factor the pattern was made with.
@@ -213,5 +213,6 @@ def neighbours(
         )
         rows = np.asarray(tree.query_ball_point(ordered[i], radius), dtype=np.int64)
         rows = np.unique(np.concatenate([rows[rows <= columns[-1]], columns]))
-        supernodes.append((columns, rows))
+        # int32: half the pattern's memory (0.05 GB in int64 at 2*10^5 measurements).
+        supernodes.append((columns.astype(np.int32), rows.astype(np.int32)))
     return Pattern(np.asarray(order), np.asarray(lengths), supernodes, float(rho))
