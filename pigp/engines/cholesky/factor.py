@@ -37,10 +37,6 @@ __all__ = ["Terms", "factor", "covariance_rows", "dense_block"]
 #: Entries of one batch's blocks (supernodes x rows x rows): bounds the memory of a
 #: batch's kernel derivatives to about 8 bytes x this x the number of multi-indices.
 BATCH_ENTRIES = 2_000_000
-#: The factor's batches: half that. Each batch's blocks live three times at once (NumPy's,
-#: TensorFlow's copy and their Cholesky factors); at 10^5 points of -Lap u + u^3 = f the
-#: process peaked at 1.51 GB with batches of 2*10^6 entries.
-FACTOR_BATCH_ENTRIES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -74,12 +70,12 @@ class Terms:
 #: Vecchia likelihood's calls.
 CHUNK = 2**19
 #: The factor's calls: smaller, because the memory of a call's buffers stays with the
-#: process. A process that factored 10^4 points (-Lap u + u^3 = f) peaked at 1.27 GB
-#: with calls of 2^19 entries and 1.07 GB with 2^16 (``/proc``'s VmHWM, one run each).
-#: They are of this one size (no smaller ``SIZES`` for a batch's last call): each size
-#: compiles a program of its own, which the process keeps; the same solve peaked at
-#: 1.05 GB in 19.0 s with the three sizes and at 0.95 GB in 16.2 s with one.
-FACTOR_CHUNK = 2**16
+#: process, and of this one size (no smaller ``SIZES`` for a batch's last call: each size
+#: compiles a program of its own, which the process keeps). -Lap u + u^3 = f at 10^5
+#: interior points (one run each, ``/proc``'s VmHWM): 2^18 entries peaked at 1.57 GB in
+#: 133 s, 2^17 at 1.49 GB in 140 s, 2^16 at 1.48 GB in 158 s; at 10^4 points the three
+#: sizes of before (2^16 and the smaller two) peaked at 1.05 GB and one at 0.95 GB.
+FACTOR_CHUNK = 2**17
 
 
 def entries_program(kernel, terms: Terms):
@@ -308,7 +304,7 @@ def factor(
             indices[indptr[c] : indptr[c + 1]] = rows[: indptr[c + 1] - indptr[c]]
     for m, members in _buckets(pattern).items():
         layout = _Layout(m, FACTOR_CHUNK, sizes=()) if m * (m + 1) // 2 <= FACTOR_CHUNK else None
-        batch = max(1, FACTOR_BATCH_ENTRIES // (m * m))
+        batch = max(1, BATCH_ENTRIES // (m * m))
         for start in range(0, len(members), batch):
             chunk = members[start : start + batch]
             index = np.zeros((len(chunk), m), dtype=np.int64)
