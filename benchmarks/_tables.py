@@ -489,6 +489,35 @@ def collocation_agreement() -> str:
     return _table(header, rows)
 
 
+def engine_crossover() -> str:
+    """``benchmarks/engine_crossover.py``: dense against cholesky through PIGP by N."""
+    rows = []
+    for r in _load("engine_crossover"):
+        rows.append(
+            (
+                f"{r['interior']:,}",
+                f"{r['values']:,}",
+                r["engine"],
+                f"{r['relative_l2']:.2e}",
+                f"{r['fit_seconds']:.1f} s",
+                f"{r['seconds']:.1f} s",
+                r["gauss_newton_steps"],
+                f"{r['peak_gb']:.2f} GB",
+            )
+        )
+    header = (
+        "interior",
+        "values",
+        "engine",
+        "error",
+        "fit",
+        "fit and predict",
+        "Gauss–Newton steps",
+        "peak",
+    )
+    return _table(header, rows)
+
+
 def vecchia_likelihood() -> str:
     """``benchmarks/vecchia_likelihood.py``: the Vecchia log-likelihood against dense."""
     data = _load("vecchia_likelihood")
@@ -680,6 +709,7 @@ TABLES = {
     "calibration": calibration,
     "vecchia-likelihood": vecchia_likelihood,
     "collocation-scale": collocation_scale,
+    "engine-crossover": engine_crossover,
     "collocation-agreement": collocation_agreement,
     "collocation-evolution": collocation_evolution,
     "collocation-evolution-windows": lambda: collocation_evolution("collocation_evolution_windows"),

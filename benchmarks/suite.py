@@ -410,6 +410,16 @@ CASES = [
         "(pigp.engines.cholesky)",
     ),
     Case(
+        "engine-crossover",
+        "scale",
+        "engine_crossover.py",
+        ("--grids", "20", "30", "40", "50", "60"),
+        "engine_crossover.json",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "PIGP with engine='dense' against engine='cholesky' on -Δu + u³ = f by N, the "
+        "kernel held: time, error and peak memory (where the default engine switches)",
+    ),
+    Case(
         "vecchia-likelihood",
         "accuracy",
         "vecchia_likelihood.py",

@@ -144,15 +144,14 @@ def check_fit(n: int, fields: int = 1, nonlinear: bool = False, dtype="float64")
 
 #: The sparse inverse-Cholesky engine (``pigp.engines.cholesky``): a process's peak
 #: before its first point (TensorFlow, and the kernel's compiled program) and the bytes
-#: per entry of the features' factor (its SuperLU copy, the reduced factor, the
+#: per entry of the features' factor (the factor itself, the reduced factor, the
 #: pattern). Measured on -Lap u + u^3 = f (``python benchmarks/collocation_scale.py
-#: --grids 100 200 316 500``, rho 5, 136-142 entries a column): peaks of 1.26, 1.46,
-#: 2.01 and 3.30 GB at 2.0e4, 8.1e4, 2.0e5 and 5.0e5 measurements (nugget 1e-12; 1.29,
-#: 1.59, 2.02 and 3.29 GB in a run at 1e-10): about 1.1 GB before the first point and
-#: 3-4.6 kB per measurement beyond it (22-32 bytes per entry). The estimate is 1.08-1.12
-#: times those peaks.
-COLLOCATION_OVERHEAD = 1200 * 2**20
-COLLOCATION_BYTES_PER_ENTRY = 36
+#: --grids 100 200 316 500``, rho 5, 136-142 entries a column): peaks of 0.96, 1.13,
+#: 1.50 and 2.34 GB at 2.0e4, 8.1e4, 2.0e5 and 5.0e5 measurements, about 0.91 GB before
+#: the first point and 20 bytes per entry beyond it. The estimate is 1.08-1.15 times
+#: those peaks.
+COLLOCATION_OVERHEAD = 1000 * 2**20
+COLLOCATION_BYTES_PER_ENTRY = 22
 
 
 def collocation_bytes(

@@ -383,3 +383,27 @@ def test_numbers_are_constants_and_undeclared_names_are_named():
         model.fit(X, np.sin(X[:, 0]), X, np.zeros(6), solver={"iterations": 1, "learn": "never"})
     with pytest.raises(ValueError, match=r"'u', 'f', 't', 'xx'\]"):
         model.predict(X, output="nothing")
+
+
+@pytest.mark.slow
+def test_bands_carry_the_uncertainty_of_a_learned_coefficient():
+    """``predict`` adds ``J Sigma J'`` for a learned coefficient (by default), with ``J``
+    by one Gauss-Newton step; the reference is the change of the converged solutions
+    themselves at nu -+ its standard deviation, every other parameter held."""
+    model, data, observations = _small_inverse()
+    model.fit(*data, observations=observations)
+    X = np.c_[np.linspace(-0.9, 0.9, 25), np.linspace(0.1, 0.9, 25)]
+    mean, var = model.predict(X)
+    given, var_given = model.predict(X, coefficients=False)
+    np.testing.assert_array_equal(mean, given)
+    nu = model.operator.parameters[0]
+    nu_hat = float(nu.numpy())
+    std = model.parameter_uncertainty()["operator.nu"]
+    converged = []
+    for sign in (1.0, -1.0):
+        nu.assign(nu_hat + sign * std)
+        model.fit(*data, observations=observations, solver={"learn": "never"})
+        converged.append(model.predict(X, coefficients=False)[0])
+    added = ((converged[0] - converged[1]) / 2) ** 2  # (J std)^2
+    assert np.linalg.norm(added) > 0.1 * np.linalg.norm(var_given)  # it matters here
+    np.testing.assert_allclose(var - var_given, added, rtol=0.2, atol=0.02 * added.max())

@@ -106,6 +106,13 @@ def _hessian(objective, Xs, y, unconstrained):
 def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
     """``diag H^-1`` in the unconstrained variables, flattened; ``inf`` for the
     entries held fixed (``laplace`` says which and why; ``caller`` opens the warnings)."""
+    return np.diag(covariance(objective, Xs, y, parameters, caller)).copy()
+
+
+def covariance(objective, Xs, y, parameters, caller: str) -> np.ndarray:
+    """``H^-1`` in the unconstrained variables, flattened (entries in the order of
+    ``parameters``): the inverse over the entries the loss curves in, ``inf`` on the
+    diagonal and 0 off it for those held fixed (``laplace`` says which and why)."""
     H, gradient = hessian_and_gradient(objective, Xs, y)
     entries = [
         f"{name}[{i}]" if p.shape != () else name
@@ -152,10 +159,11 @@ def _variances(objective, Xs, y, parameters, caller: str) -> np.ndarray:
             f"{', '.join(held)} (not at a strict minimum there); held fixed, "
             f"std reported as inf, the other stds are conditional on it",
         )
-    variance = np.full(len(H), np.inf)
+    out = np.zeros_like(H)
+    np.fill_diagonal(out, np.inf)
     if curved.any():
-        variance[curved] = np.diag(np.linalg.inv(H[np.ix_(curved, curved)]))
-    return variance
+        out[np.ix_(curved, curved)] = np.linalg.inv(H[np.ix_(curved, curved)])
+    return out
 
 
 def _beyond_bounds(parameters, gradient: np.ndarray, curvature: np.ndarray) -> np.ndarray:

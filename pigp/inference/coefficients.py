@@ -1,0 +1,104 @@
+"""What the uncertainty of a nonlinear equation's learned coefficients adds to its bands.
+
+A Gauss-Newton fit predicts from the posterior of its last linearisation at the fitted
+coefficients ``theta``: that variance is the field's given ``theta``, and leaves out how
+far the solution itself moves with ``theta``. To first order (the law of total variance
+over the coefficients' Laplace posterior ``N(theta, Sigma)``),
+
+    var(L u(x)) = var(L u(x) | theta) + J(x) Sigma J(x)',
+    J(x)_k = (m(x; theta + h_k e_k) - m(x; theta)) / h_k,
+
+``m(x; theta')`` the posterior mean of the same linearisation with the coefficients at
+``theta'`` (its operator, and its right-hand side where a coefficient moves it:
+``pigp.operators.linearisation.Linearisation.target_shift``), and ``h_k`` the standard
+deviation of entry ``k``. That is one Gauss-Newton step from the fitted solution: the
+derivative of the converged solution where the step's own dependence on the point it
+linearises at is small, as it is near a solution Gauss-Newton converges to quickly.
+``Sigma`` is the block of the coefficients in the Laplace covariance of every trained
+parameter (``pigp.inference.laplace.covariance``), mapped to their values by the delta
+method; an entry held fixed there adds nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensorflow import tf
+from . import laplace
+
+__all__ = ["learned_coefficients", "coefficient_covariance", "coefficient_sensitivity"]
+
+
+def learned_coefficients(model) -> list:
+    """``[(name, Parameter)]``: the model's trained parameters that its (nonlinear)
+    equation reads."""
+    equation = getattr(model.operator, "parameters", ())
+    return [(n, p) for n, p in model.trainable_parameters() if any(p is q for q in equation)]
+
+
+def coefficient_covariance(model) -> tuple:
+    """``(entries, Sigma)``: the learned coefficients' entries ``[(Parameter, index)]``
+    whose Laplace variance is finite, and their covariance (values, not the
+    unconstrained variables), kept on the model until a parameter changes."""
+    key = model._values()
+    cached = getattr(model, "_coefficient_covariance", None)
+    if cached is not None and len(cached[0]) == len(key):
+        if all(np.array_equal(a, b) for a, b in zip(cached[0], key)):
+            return cached[1]
+    parameters = model.trainable_parameters()
+    wanted = {id(p) for _, p in learned_coefficients(model)}
+    entries, places, slopes, offset = [], [], [], 0
+    for _, p in parameters:
+        size = int(np.prod(p.shape))
+        if id(p) in wanted:
+            with tf.GradientTape() as tape:
+                value = tf.reshape(p.value(), [-1])
+            slope = tape.jacobian(value, p.unconstrained)
+            slope = np.diag(np.reshape(slope.numpy(), (size, size))).copy()
+            for i in range(size):
+                entries.append((p, i))
+                places.append(offset + i)
+                slopes.append(slope[i])
+        offset += size
+    result = ([], np.zeros((0, 0)))
+    if entries:
+        H_inv = laplace.covariance(
+            model.objective(), *model.data.tensors(model.dtype), parameters, "predict"
+        )
+        block = H_inv[np.ix_(places, places)]
+        finite = np.isfinite(np.diag(block))
+        S = np.asarray(slopes)[finite]
+        block = block[np.ix_(finite, finite)]
+        result = ([e for e, ok in zip(entries, finite) if ok], S[:, None] * block * S[None, :])
+    model._coefficient_covariance = (tuple(np.array(v, copy=True) for v in key), result)
+    return result
+
+
+def coefficient_sensitivity(model, mean_at) -> tuple:
+    """``(J, Sigma)``: ``J`` (n, K) the change of ``mean_at()`` per unit of each learned
+    coefficient entry (one step of size its standard deviation), ``Sigma`` (K, K) their
+    covariance; ``mean_at`` gives the standardised posterior mean of the model's data as
+    they are, with the parameters' current values and the targets moved by
+    ``shift`` (``mean_at(shift)``). The parameters are restored."""
+    entries, Sigma = coefficient_covariance(model)
+    base = None
+    columns = []
+    for k, (p, i) in enumerate(entries):
+        h = float(np.sqrt(Sigma[k, k]))
+        if base is None:
+            base = mean_at(None)
+        if not h > 0:
+            columns.append(np.zeros_like(base))
+            continue
+        saved = p.unconstrained.numpy().copy()
+        value = np.array(p.numpy(), dtype=np.float64, copy=True)
+        value.reshape(-1)[i] += h
+        try:
+            p.assign(value)
+            moved = mean_at(True)
+        finally:
+            p.unconstrained.assign(saved)
+        columns.append((moved - base) / h)
+    if not columns:
+        return np.zeros((0, 0)), Sigma
+    return np.stack(columns, axis=1), Sigma
