@@ -182,7 +182,7 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", type=int, default=50, help="n: n^2 interior points")
-    parser.add_argument("--problems", nargs="*", default=["poisson", "elliptic", "heat"])
+    parser.add_argument("--problems", nargs="*", default=["poisson", "elliptic", "heat", "burgers"])
     parser.add_argument("--rhos", nargs="*", type=float, default=[3.0, 4.0, 5.0, 6.0])
     parser.add_argument("--nuggets", nargs="*", type=float, default=[1e-10])
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # a child's run

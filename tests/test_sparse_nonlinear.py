@@ -112,3 +112,49 @@ def test_the_default_engine_turns_sparse_where_dense_would_not_fit(monkeypatch):
     single = pigp.PIGP(held_kernel(), elliptic_equation(), dtype="float32")
     with pytest.raises(ValueError, match="need about .* GB for the exact GP"):
         single.fit(*data)
+
+
+def test_the_default_engine_turns_sparse_from_a_size_for_a_kernel_that_screens(monkeypatch):
+    """From ``SPARSE_FROM`` values (5,000 by default, where the sparse engine was the
+    faster in ``benchmarks/engine_crossover.py``), ``engine="auto"`` solves a nonlinear
+    equation by the sparse engine with a Matérn kernel and exact point values, and keeps
+    the dense engine for a kernel that does not screen or for noisy data; data found
+    noisy by the sparse engine's subset fit send the fit back to dense, with a warning."""
+    from pigp.engines.cholesky import regression
+
+    boundary, interior = square(8)
+    g = elliptic_solution(boundary)
+    data = (boundary, g, interior, _elliptic_forcing(interior))
+    size = len(boundary) + len(interior)
+    options = {"rho": 40.0}
+
+    def chosen(kernel, noise_u=None, values=g):
+        model = pigp.PIGP(kernel, elliptic_equation(), noise_u=noise_u, engine_options=options)
+        prepared = model.prepare_data(boundary, values, interior, data[3])
+        return regression.chooses_sparse(model, prepared)
+
+    assert not chosen(held_kernel())  # under SPARSE_FROM
+    monkeypatch.setattr(regression, "SPARSE_FROM", size)
+    assert chosen(held_kernel())
+    assert not chosen(pigp.kernels.SquaredExponential(lengthscales=[0.3, 0.3]))
+    assert not chosen(held_kernel(), noise_u=1e-4)
+    model = pigp.PIGP(held_kernel(), elliptic_equation(), engine_options=options).fit(*data)
+    assert model.sparse and model.report.engine["name"] == "cholesky"
+    dense = pigp.PIGP(held_kernel(), elliptic_equation(), engine="dense").fit(*data)
+    np.testing.assert_allclose(
+        model.predict(interior)[0], dense.predict(interior)[0], rtol=0, atol=1e-7
+    )
+    # Data the subset fit finds noisy (NoisyData from the sparse fit) go back to dense.
+    from pigp.engines.cholesky.nonlinear import NoisyData
+    from pigp.engines.dense import model as dense_model
+
+    def finds_noise(*args):
+        raise NoisyData("observations: the fit on 100 of the values found the sets ['u']")
+
+    monkeypatch.setattr(dense_model, "fit_nonlinear", finds_noise)
+    with pytest.warns(RuntimeWarning, match="engine='auto': the dense engine runs"):
+        back = pigp.PIGP(held_kernel(), elliptic_equation(), engine_options=options).fit(*data)
+    assert not back.sparse
+    np.testing.assert_allclose(
+        back.predict(interior)[0], dense.predict(interior)[0], rtol=0, atol=1e-10
+    )

@@ -220,6 +220,11 @@ def _problem(data) -> tuple:
     )
 
 
+class NoisyData(ValueError):
+    """The fit on a subset found data noisy that the sparse engine would take as exact:
+    ``engine="auto"`` then runs the dense engine instead."""
+
+
 def fit_nonlinear(model, data, plan, run, gauss_newton_settings, verbose, callback) -> None:
     """``PIGP.fit`` of a nonlinear equation by the sparse engine: the parameters from the
     dense fit on a subset, then Gauss-Newton at every point; the report adopted with
@@ -244,7 +249,7 @@ def fit_nonlinear(model, data, plan, run, gauss_newton_settings, verbose, callba
     report = model.report
     noisy = [name for name, choice in report.noise_choice.items() if choice.kept != "exact"]
     if noisy:
-        raise ValueError(
+        raise (NoisyData if model.engine == "auto" else ValueError)(
             f"observations: the fit on {sum(part.sizes)} of the values found the sets "
             f"{noisy} noisy (report.noise_choice); engine='cholesky' solves a nonlinear "
             "equation with exact data: give their noise and use engine='dense'"

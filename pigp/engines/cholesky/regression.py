@@ -411,13 +411,24 @@ def engine_argument(engine, options) -> tuple:
     return engine, Settings(**options)
 
 
-def chooses_sparse(model, size: int) -> bool:
-    """Whether ``model``'s fit of ``size`` values runs the sparse engine: ``"cholesky"``
-    always (a ``ValueError`` where it cannot), ``"auto"`` for a nonlinear equation whose
-    dense fit would not fit in the memory available, where the sparse engine takes the
-    model (a warning says so), ``"dense"`` never."""
-    from ... import memory
+#: From this many values on, ``engine="auto"`` solves a nonlinear equation that the sparse
+#: engine takes (one field, exact point values, a Matérn kernel, which screens) by it.
+#: ``python benchmarks/engine_crossover.py`` (-Lap u + u^3 = f, Matérn 7/2 held, fit and
+#: predict at 1,000 points, one run): dense 15.7 s against sparse 18.1 s at 3,844 values,
+#: 30.3 s against 20.2 s at 6,724, 69.5 s against 23.7 s at 10,404 (12.7 against 1.7 GB).
+SPARSE_FROM = 5000
 
+
+def chooses_sparse(model, data) -> bool:
+    """Whether ``model``'s fit of ``data`` runs the sparse engine: ``"cholesky"`` always
+    (a ``ValueError`` where it cannot), ``"auto"`` for a nonlinear equation the sparse
+    engine takes, of ``SPARSE_FROM`` values or more with a Matérn kernel, or whose dense
+    fit would not fit in the memory available (a warning says so), ``"dense"`` never."""
+    from ... import memory
+    from ...kernels.library import _Matern
+    from .nonlinear import _problem
+
+    size = sum(data.sizes)
     if model.engine == "dense":
         return False
     reason = _unsupported(model)
@@ -425,13 +436,21 @@ def chooses_sparse(model, size: int) -> bool:
         if reason:
             raise ValueError(reason)
         return True
-    fields = len(model.fields or ()) or 1
-    need, have = memory.fit_bytes(size, fields, model.dtype), memory.available_bytes()
-    if need <= have or reason or not model.nonlinear:
+    if reason or not model.nonlinear:
         # Dense, whose memory check refuses what does not fit: a linear model is sent
         # to pigp.SparsePIGP there (the linear sparse engine's conjugate gradients are
         # slow for smooth kernels, the default squared exponential among them).
         return False
+    fields = len(model.fields or ()) or 1
+    need, have = memory.fit_bytes(size, fields, model.dtype), memory.available_bytes()
+    if need <= have:
+        if size < SPARSE_FROM or not isinstance(model.kernel, _Matern):
+            return False
+        try:
+            _problem(data)
+        except ValueError:
+            return False  # noisy or missing point values: the dense engine's
+        return True
     warn(
         f"fit: {size} values need about {need / 1e9:.1f} GB for the dense engine and "
         f"{have / 1e9:.1f} GB are available: the sparse engine runs (engine='cholesky'; "

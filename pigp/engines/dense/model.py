@@ -39,7 +39,7 @@ from ...operators.linearisation import Linearisation
 from ...parameters import substituted
 from ...structure import program
 from ..cholesky import regression as sparse
-from ..cholesky.nonlinear import engine_of, fit_nonlinear
+from ..cholesky.nonlinear import NoisyData, engine_of, fit_nonlinear
 from ..model import Model, representable
 from .objective import Objective
 from .posterior import CHUNK, Posterior
@@ -367,14 +367,17 @@ class PIGP(Model):
             )
         gauss_newton = Solver.updated(plan.solver, solver)
         data = self.prepare_data(X_u, y_u, X_f, y_f, observations)
-        if sparse.chooses_sparse(self, sum(data.sizes)):
+        if sparse.chooses_sparse(self, data):
             self._release_held()
-            if self.nonlinear:
+            if not self.nonlinear:
+                given = (steps, learning_rate, optimizer)
+                sparse.fit_sparse(self, data, plan, run, verbose, callback, given)
+                return self
+            try:
                 fit_nonlinear(self, data, plan, run, gauss_newton, verbose, callback)
                 return self
-            given = (steps, learning_rate, optimizer)
-            sparse.fit_sparse(self, data, plan, run, verbose, callback, given)
-            return self
+            except NoisyData as noisy:
+                warn(f"{noisy}; engine='auto': the dense engine runs")
         memory.check_fit(sum(data.sizes), len(self.fields or ()) or 1, self.nonlinear, self.dtype)
         self._release_held()
         if self.nonlinear:
