@@ -60,7 +60,7 @@ def run(engine: str, n: int) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--grids", nargs="*", type=int, default=[20, 30, 40, 50, 60])
+    parser.add_argument("--grids", nargs="*", type=int, default=[20, 30, 40, 50, 60, 80, 100])
     parser.add_argument("--engines", nargs="*", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # a child's (engine, n)
     parser.add_argument("--out", default="build/benchmarks/engine_crossover.json")

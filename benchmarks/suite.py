@@ -413,7 +413,7 @@ CASES = [
         "engine-crossover",
         "scale",
         "engine_crossover.py",
-        ("--grids", "20", "30", "40", "50", "60"),
+        ("--grids", "20", "30", "40", "50", "60", "80", "100"),
         "engine_crossover.json",
         "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
         "PIGP with engine='dense' against engine='cholesky' on -Δu + u³ = f by N, the "

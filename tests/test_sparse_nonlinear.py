@@ -120,7 +120,7 @@ def test_the_default_engine_turns_sparse_from_a_size_for_a_kernel_that_screens(m
     equation by the sparse engine with a Matérn kernel and exact point values, and keeps
     the dense engine for a kernel that does not screen or for noisy data; data found
     noisy by the sparse engine's subset fit send the fit back to dense, with a warning."""
-    from pigp.engines.cholesky import regression
+    from pigp.engines.cholesky import choice
 
     boundary, interior = square(8)
     g = elliptic_solution(boundary)
@@ -131,10 +131,10 @@ def test_the_default_engine_turns_sparse_from_a_size_for_a_kernel_that_screens(m
     def chosen(kernel, noise_u=None, values=g):
         model = pigp.PIGP(kernel, elliptic_equation(), noise_u=noise_u, engine_options=options)
         prepared = model.prepare_data(boundary, values, interior, data[3])
-        return regression.chooses_sparse(model, prepared)
+        return choice.chooses_sparse(model, prepared)
 
     assert not chosen(held_kernel())  # under SPARSE_FROM
-    monkeypatch.setattr(regression, "SPARSE_FROM", size)
+    monkeypatch.setattr(choice, "SPARSE_FROM", size)
     assert chosen(held_kernel())
     assert not chosen(pigp.kernels.SquaredExponential(lengthscales=[0.3, 0.3]))
     assert not chosen(held_kernel(), noise_u=1e-4)

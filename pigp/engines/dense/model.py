@@ -38,6 +38,7 @@ from ...operators.linear import Nonlinear
 from ...operators.linearisation import Linearisation
 from ...parameters import substituted
 from ...structure import program
+from ..cholesky import choice
 from ..cholesky import regression as sparse
 from ..cholesky.nonlinear import NoisyData, engine_of, fit_nonlinear
 from ..model import Model, representable
@@ -367,7 +368,7 @@ class PIGP(Model):
             )
         gauss_newton = Solver.updated(plan.solver, solver)
         data = self.prepare_data(X_u, y_u, X_f, y_f, observations)
-        if sparse.chooses_sparse(self, data):
+        if choice.chooses_sparse(self, data):
             self._release_held()
             if not self.nonlinear:
                 given = (steps, learning_rate, optimizer)
