@@ -437,8 +437,8 @@ CASES = [
         "collocation_agreement.json",
         "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
         "the sparse engine against dense Gauss–Newton at 2,500 interior points (Poisson, "
-        "-Δu + u³ = f, the heat equation in space-time) by ρ and nugget: the posterior "
-        "mean's distance from dense, errors, time",
+        "-Δu + u³ = f, the heat equation and Burgers in space-time) by ρ and nugget: the "
+        "posterior mean's distance from dense, errors, time",
     ),
     Case(
         "sparse-evolution",
