@@ -158,3 +158,26 @@ def test_the_default_engine_turns_sparse_from_a_size_for_a_kernel_that_screens(m
     np.testing.assert_allclose(
         back.predict(interior)[0], dense.predict(interior)[0], rtol=0, atol=1e-10
     )
+
+
+def test_the_built_in_check_bounds_the_distance_from_the_exact_gp():
+    """``engine_options={"check": True}`` reports the relative difference of u between the
+    solutions at rho and rho - 1; where the error falls with rho it bounds the distance
+    of the answer at rho from the dense engine's (the exact GP's, same kernel)."""
+    boundary, interior = square(12)
+    data = (boundary, elliptic_solution(boundary), interior, _elliptic_forcing(interior))
+    dense = pigp.PIGP(held_kernel(), elliptic_equation(), engine="dense").fit(*data)
+    model = pigp.PIGP(
+        held_kernel(),
+        elliptic_equation(),
+        engine="cholesky",
+        engine_options={"rho": 3.0, "check": True},
+    )
+    with pytest.warns(RuntimeWarning, match="differs from the one at rho 2"):
+        sparse = model.fit(*data)
+    check = sparse.report.engine["check"]
+    exact = dense.predict(interior)[0]
+    distance = np.linalg.norm(sparse.predict(interior)[0] - exact) / np.linalg.norm(exact)
+    assert 0 < distance <= check < 0.1
+    with pytest.raises(ValueError, match="check: expected True or False"):
+        pigp.PIGP(held_kernel(), elliptic_equation(), engine_options={"check": 1})

@@ -83,6 +83,7 @@ class Nonlinear:
             nugget=self.nugget,
             tolerance=tolerance,
             iterations=iterations,
+            check=settings.check,
         )
         engine = self.solution.engine
         self.points, self.kinds = engine.points, engine.kinds
@@ -220,6 +221,11 @@ def _problem(data) -> tuple:
     )
 
 
+#: ``engine_options={"check": True}`` warns where the solutions at rho and rho - 1 differ
+#: by more than this, relative.
+CHECK_WARNS = 1e-3
+
+
 class NoisyData(ValueError):
     """The fit on a subset found data noisy that the sparse engine would take as exact:
     ``engine="auto"`` then runs the dense engine instead."""
@@ -274,8 +280,16 @@ def fit_nonlinear(model, data, plan, run, gauss_newton_settings, verbose, callba
         "iterations": float(gauss_newton_settings.iterations),
         "seconds": time.perf_counter() - start,
     }
+    if solution.check is not None:
+        report.engine["check"] = float(solution.check)
     model.adopt(report)
     model._regression = solve
+    if solution.check is not None and solution.check > CHECK_WARNS:
+        warn(
+            f"fit: the sparse solution at rho {settings.rho:g} differs from the one at rho "
+            f"{settings.rho - 1:g} by {solution.check:.1e} (relative): it may be as far from "
+            "the exact GP's; raise rho (engine_options={'rho': ...})"
+        )
     if not solution.converged:
         warn(
             f"fit: Gauss-Newton at all {sum(data.sizes)} values did not converge in "

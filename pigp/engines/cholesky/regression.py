@@ -63,6 +63,11 @@ class Settings:
             proportion to the sets' sizes; ``"vecchia"``, by the Vecchia
             log-likelihood of all values.
         learn_points: the values of a ``"subset"`` fit.
+        check: a nonlinear equation's Gauss-Newton solves again at ``rho - 1`` and
+            ``report.engine["check"]`` is the relative difference of u at the points:
+            where the error falls with rho, a bound on how far the answer at ``rho`` is
+            from the exact GP's (a warning above ``CHECK_WARNS``); about 1.5 times the
+            time.
     """
 
     rho: float = 5.0
@@ -71,6 +76,7 @@ class Settings:
     maxiter: int = 1000
     learn: str = "subset"
     learn_points: int = 1000
+    check: bool = False
 
     def __post_init__(self):
         if self.learn not in ("subset", "vecchia"):
@@ -81,6 +87,12 @@ class Settings:
             raise ValueError(f"rho: expected a number above 1, got {self.rho!r}")
         if not (isinstance(self.supernode, (int, float)) and self.supernode >= 1):
             raise ValueError(f"supernode: expected a number >= 1, got {self.supernode!r}")
+        if not isinstance(self.check, (bool, np.bool_)):
+            raise ValueError(f"check: expected True or False, got {self.check!r}")
+        if self.check and self.rho <= 2:
+            raise ValueError(
+                f"check: solves again at rho - 1, which needs rho above 2, got {self.rho!r}"
+            )
 
 
 class Measurements:
