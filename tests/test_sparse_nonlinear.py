@@ -40,6 +40,8 @@ def test_the_solution_and_predictions_are_the_dense_engines(fitted):
     at_points = sparse.predict(interior)[0]
     np.testing.assert_allclose(at_points, dense.predict(interior)[0], rtol=0, atol=1e-8)
     mean, var = sparse.predict(X)
+    with pytest.raises(ValueError, match="coefficients=None"):
+        sparse.predict(X, coefficients=True)
     reference, reference_var = dense.predict(X)
     assert np.linalg.norm(mean - reference) / np.linalg.norm(reference) < 5e-4
     # The variance conditions on part of the data: never below the exact one.

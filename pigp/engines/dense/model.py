@@ -518,19 +518,24 @@ class PIGP(Model):
                     "output: 'f' of a nonlinear equation is predicted with its variance "
                     "only (full_cov=False, samples=None)"
                 )
-            return self._predict_equation(X)
+            return self._predict_equation(X, coefficients)
         terms = self._output_terms(output, input_dim)
         if self.sparse:
-            if full_cov or samples is not None:
+            if full_cov or samples is not None or coefficients:
                 raise ValueError(
                     "full_cov: a sparse fit (engine='cholesky') predicts means and "
-                    "variances only (full_cov=False, samples=None)"
+                    "variances only (full_cov=False, samples=None, coefficients=None)"
                 )
             regression = engine_of(self)
             mean = regression.mean(X, terms) * self.y_scale
             var = self._squared_units(np.maximum(regression.variance(X, terms), 0.0))
             return representable(mean, "mean"), representable(var, "variance")
         if samples is not None:
+            if coefficients:
+                raise ValueError(
+                    "coefficients: predict(samples=...) averages over the sampled "
+                    "coefficients already; pass coefficients=None"
+                )
             return sampler.predict_mixture(self, X, output, full_cov, samples, max_draws)
         posterior = self.posterior()
         Xs, _ = self.data.tensors(self.dtype)
@@ -611,14 +616,16 @@ class PIGP(Model):
             means.append(Ks.numpy().astype(np.float64)[: len(part)] @ posterior.alpha)
         return np.concatenate(means) * self.y_scale
 
-    def _predict_equation(self, X):
+    def _predict_equation(self, X, coefficients=None):
         """``N[u] = F(L_1 u, ..., L_m u)`` at ``X``: ``F`` at the features' posterior
         means, and the variance of the equation linearised there,
         ``sum_ab c_a c_b cov(L_a u, L_b u)`` (``c_a = dF/dv_a``); arrays (n,), or (n, k)
         for a system of k equations."""
         equation = self.operator
         names, k, n = list(equation.features), equation.size, len(X)
-        moments = [self.predict(X, output=equation.feature(a)) for a in names]
+        moments = [
+            self.predict(X, output=equation.feature(a), coefficients=coefficients) for a in names
+        ]
         means = np.stack([m for m, _ in moments])
         linearisation = Linearisation(equation, means)
         partials = np.stack([c.numpy() for c in linearisation.jacobian()]).reshape(-1, k, n)
@@ -630,7 +637,7 @@ class PIGP(Model):
                 if not np.any(partials[a] * partials[b]):
                     continue
                 both = equation.feature(names[a]) + equation.feature(names[b])
-                joint = self.predict(X, output=both)[1]
+                joint = self.predict(X, output=both, coefficients=coefficients)[1]
                 covariance = 0.5 * (joint - moments[a][1] - moments[b][1])
                 var += 2.0 * partials[a] * partials[b] * covariance
         var = np.maximum(var, 0.0)
