@@ -39,10 +39,10 @@ def learned_coefficients(model) -> list:
 def coefficient_covariance(model) -> tuple:
     """``(entries, Sigma)``: the learned coefficients' entries ``[(Parameter, index)]``
     whose Laplace variance is finite, and their covariance (values, not the
-    unconstrained variables), kept on the model until a parameter changes."""
+    unconstrained variables), kept on the model until a parameter or the data change."""
     key = model._values()
     cached = getattr(model, "_coefficient_covariance", None)
-    if cached is not None and len(cached[0]) == len(key):
+    if cached is not None and cached[2] is model.data and len(cached[0]) == len(key):
         if all(np.array_equal(a, b) for a, b in zip(cached[0], key)):
             return cached[1]
     parameters = model.trainable_parameters()
@@ -70,7 +70,11 @@ def coefficient_covariance(model) -> tuple:
         S = np.asarray(slopes)[finite]
         block = block[np.ix_(finite, finite)]
         result = ([e for e, ok in zip(entries, finite) if ok], S[:, None] * block * S[None, :])
-    model._coefficient_covariance = (tuple(np.array(v, copy=True) for v in key), result)
+    model._coefficient_covariance = (
+        tuple(np.array(v, copy=True) for v in key),
+        result,
+        model.data,  # a new fit (new data, the same values) computes it again
+    )
     return result
 
 
