@@ -3,11 +3,14 @@
 #
 # pigp has three ways to fit a model, and the size of the problem decides between them.
 #
-# | engine | what it factors | where it pays |
-# |---|---|---|
-# | `PIGP(..., engine="dense")` | the joint covariance of every value, $N \times N$ | up to a few thousand values: exact, any kernel, operator, field or noise |
-# | `PIGP(..., engine="cholesky")` | a sparse factor of the *inverse* covariance | PDE solves by collocation at $10^4$ to $10^5$ points and more, with a kernel that screens (Matérn) |
-# | `pigp.SparsePIGP` | the values of u at M inducing points | many noisy data ($10^5$ to $10^6$) of a field smoother than M points resolve |
+# - `PIGP(..., engine="dense")` factors the joint covariance of every value,
+#   $N \times N$: exact, with any kernel, operator, field or noise, up to a few
+#   thousand values.
+# - `PIGP(..., engine="cholesky")` factors the *inverse* covariance sparsely: PDE
+#   solves by collocation at $10^4$ to $10^5$ points and more, with a kernel that
+#   screens (Matérn).
+# - `pigp.SparsePIGP` keeps the values of u at M inducing points: many noisy data
+#   ($10^5$ to $10^6$) of a field smoother than M points resolve.
 #
 # The sparse inverse-Cholesky engine keeps every value and the exact model's physics.
 # Its measurements (point values of u everywhere, the equation's operators inside) are
@@ -93,9 +96,8 @@ for engine in ("dense", "cholesky"):
     mean, var = model.predict(X)
     means[engine] = mean
     error = np.linalg.norm(mean - truth) / np.linalg.norm(truth)
-    print(
-        f"{engine:>8}: relative L2 of u {error:.2e} in {time.perf_counter() - start:.1f} s"
-    )
+    seconds = time.perf_counter() - start
+    print(f"{engine:>8}: relative L2 of u {error:.2e} in {seconds:.1f} s")
 print(
     "the report of the sparse fit:",
     {k: model.report.engine[k] for k in ("name", "rho")},
