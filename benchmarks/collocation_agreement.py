@@ -18,25 +18,11 @@ import argparse
 import json
 import time
 
-from common import in_fresh_process, peak_gb, write_json
+from common import in_fresh_process, peak_gb, unit_square_grid, write_json
 
 PI = 3.141592653589793
 #: Burgers' kernel lengthscales (x, t).
 BURGERS_LENGTHSCALES = (0.1, 0.2)
-
-
-def _square(n):
-    import numpy as np
-
-    h = 1.0 / (n + 1)
-    g = np.arange(1, n + 1) * h
-    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    b = np.arange(0, n + 1) * h
-    zero, one = 0 * b, 1 + 0 * b
-    boundary = np.concatenate(
-        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
-    )
-    return boundary, interior
 
 
 def _burgers_grid(n):
@@ -111,7 +97,7 @@ def run(problem: str, n: int, rho: float, nugget: float) -> dict:
     from pigp.engines.cholesky.factor import dense_block
 
     equation, u, forcing = _problem(problem)
-    boundary, interior = _burgers_grid(n) if problem == "burgers" else _square(n)
+    boundary, interior = _burgers_grid(n) if problem == "burgers" else unit_square_grid(n)
     lengthscales = [0.3, 0.3]
     if problem == "heat":  # data at t = 0 and on the walls; none at t = 1
         boundary = boundary[(boundary[:, 1] < 1) | (boundary[:, 0] == 0) | (boundary[:, 0] == 1)]

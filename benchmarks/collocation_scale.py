@@ -13,7 +13,7 @@ import argparse
 import json
 import time
 
-from common import in_fresh_process, peak_gb, write_json
+from common import in_fresh_process, peak_gb, unit_square_grid, write_json
 
 
 def solve(n: int, rho: float, nugget: float, supernode: float) -> dict:
@@ -24,14 +24,7 @@ def solve(n: int, rho: float, nugget: float, supernode: float) -> dict:
     from pigp.experiments.nonlinear import _elliptic_forcing, elliptic_solution
     from pigp.operators import D, Identity
 
-    h = 1.0 / (n + 1)
-    g = np.arange(1, n + 1) * h
-    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    b = np.arange(0, n + 1) * h
-    zero, one = 0 * b, 1 + 0 * b
-    boundary = np.concatenate(
-        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
-    )
+    boundary, interior = unit_square_grid(n)
     features = Features(
         np.concatenate([boundary, interior]),
         len(boundary),

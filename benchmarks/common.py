@@ -57,6 +57,23 @@ def peak_gb() -> float:
     return peak_bytes() / 1e9
 
 
+def unit_square_grid(n: int) -> tuple:
+    """``(boundary, interior)`` of the unit square: the n x n interior grid of spacing
+    1 / (n + 1), and the 4(n + 1) points of the boundary at that spacing (counter-
+    clockwise from the origin)."""
+    import numpy as np
+
+    h = 1.0 / (n + 1)
+    g = np.arange(1, n + 1) * h
+    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    b = np.arange(0, n + 1) * h
+    zero, one = 0 * b, 1 + 0 * b
+    boundary = np.concatenate(
+        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
+    )
+    return boundary, interior
+
+
 def in_fresh_process(arguments, timeout: float = 3600) -> dict:
     """Run ``python *arguments`` in a fresh process (its peak memory its own) and return
     the JSON object its last line of output prints."""

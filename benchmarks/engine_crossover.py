@@ -15,7 +15,7 @@ import argparse
 import json
 import time
 
-from common import in_fresh_process, peak_gb, write_json
+from common import in_fresh_process, peak_gb, unit_square_grid, write_json
 
 ENGINES = ("dense", "cholesky")
 
@@ -26,14 +26,7 @@ def run(engine: str, n: int) -> dict:
     import pigp
     from pigp.experiments.nonlinear import _elliptic_forcing, elliptic_equation, elliptic_solution
 
-    h = 1.0 / (n + 1)
-    g = np.arange(1, n + 1) * h
-    interior = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    b = np.arange(0, n + 1) * h
-    zero, one = 0 * b, 1 + 0 * b
-    boundary = np.concatenate(
-        [np.stack(p, 1) for p in ((b, zero), (one, b), (1 - b, one), (zero, 1 - b))]
-    )
+    boundary, interior = unit_square_grid(n)
     kernel = pigp.kernels.Matern72(
         variance=pigp.Parameter(1.0, positive=True, trainable=False),
         lengthscales=pigp.Parameter([0.3, 0.3], positive=True, trainable=False),

@@ -78,19 +78,17 @@ def coefficient_covariance(model) -> tuple:
     return result
 
 
-def coefficient_sensitivity(model, mean_at) -> tuple:
-    """``(J, Sigma)``: ``J`` (n, K) the change of ``mean_at()`` per unit of each learned
-    coefficient entry (one step of size its standard deviation), ``Sigma`` (K, K) their
-    covariance; ``mean_at`` gives the standardised posterior mean of the model's data as
-    they are, with the parameters' current values and the targets moved by
-    ``shift`` (``mean_at(shift)``). The parameters are restored."""
+def coefficient_sensitivity(model, base: np.ndarray, moved_mean) -> tuple:
+    """``(J, Sigma)``: ``J`` (n, K) the change of the standardised posterior mean per
+    unit of each learned coefficient entry (one step of size its standard deviation),
+    ``Sigma`` (K, K) their covariance. ``base`` is the mean at the fitted values and
+    ``moved_mean()`` the mean of the model's data as they are at the parameters' current
+    values, the targets moved where a coefficient moves them. The parameters are
+    restored."""
     entries, Sigma = coefficient_covariance(model)
-    base = None
     columns = []
     for k, (p, i) in enumerate(entries):
         h = float(np.sqrt(Sigma[k, k]))
-        if base is None:
-            base = mean_at(None)
         if not h > 0:
             columns.append(np.zeros_like(base))
             continue
@@ -99,7 +97,7 @@ def coefficient_sensitivity(model, mean_at) -> tuple:
         value.reshape(-1)[i] += h
         try:
             p.assign(value)
-            moved = mean_at(True)
+            moved = moved_mean()
         finally:
             p.unconstrained.assign(saved)
         columns.append((moved - base) / h)

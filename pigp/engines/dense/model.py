@@ -578,9 +578,7 @@ class PIGP(Model):
             coefficients = learned
         if not coefficients or not learned:
             return None
-        J, Sigma = coefficients_module.coefficient_sensitivity(
-            self, lambda moved: mean if moved is None else moved_mean()
-        )
+        J, Sigma = coefficients_module.coefficient_sensitivity(self, mean, moved_mean)
         return None if J.size == 0 else (J, Sigma)
 
     def _moved_mean(self, cross, X) -> np.ndarray:
