@@ -99,14 +99,17 @@ def test_predictions_at_the_data_points_are_the_data_measurements(kernel, design
 
 def test_the_log_likelihood_is_vecchia_and_reaches_the_dense_one(kernel, design, dense):
     """``log_marginal_likelihood`` after a sparse fit is the Vecchia log-likelihood:
-    the exact one at a radius that covers the data, below it at rho 3."""
+    the exact one at a radius that covers the data, below it at rho 3 (its pattern is
+    ``learn_rho``'s, 3 by default)."""
     X_u, y_u, X_f, y_f, _ = design
     exact = dense[0].log_marginal_likelihood()
-    wide = model(kernel, "cholesky", 1e3).fit(X_u, y_u, X_f, y_f, steps=0)
+    wide = model(kernel, "cholesky", 1e3, learn_rho=1e3).fit(X_u, y_u, X_f, y_f, steps=0)
+    default = model(kernel, "cholesky", 1e3).fit(X_u, y_u, X_f, y_f, steps=0)
     narrow = model(kernel, "cholesky", 3.0).fit(X_u, y_u, X_f, y_f, steps=0)
     assert wide.log_marginal_likelihood() == pytest.approx(exact, rel=1e-6)
     assert narrow.log_marginal_likelihood() < exact - 1.0
     assert wide.report.engine["log_likelihood"] == pytest.approx(exact, rel=1e-6)
+    assert default.log_marginal_likelihood() == narrow.log_marginal_likelihood()
 
 
 def test_a_saved_sparse_model_predicts_the_same(kernel, design, tmp_path):

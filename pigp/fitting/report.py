@@ -113,9 +113,10 @@ class FitReport:
         unidentified: ``{name: why}`` for each coefficient of a nonlinear equation the
             fit could not identify (``pigp.fitting.gauss_newton``), with a warning.
         engine: which engine ran and with what: ``{}`` for the dense one, else
-            ``{"name": "cholesky", "rho": ..., "supernode": ..., "nugget": ...,
-            "measurements": N, "entries_per_column": ..., "log_likelihood": the Vecchia
-            log-likelihood at the end, "seconds": ...}`` (``pigp.engines.cholesky``).
+            ``{"name": "cholesky", "rho": ..., "learn_rho": ..., "supernode": ...,
+            "nugget": ..., "measurements": N, "entries_per_column": ... and
+            "log_likelihood": the Vecchia log-likelihood at the end, both of the
+            pattern at ``learn_rho``, "seconds": ...}`` (``pigp.engines.cholesky``).
     """
 
     history: list = field(default_factory=list)

@@ -109,6 +109,49 @@ def _entries_program(kernel, pairs: dict):
     return entries
 
 
+def entries_gradient_program(kernel, terms: Terms):
+    """The compiled vector-Jacobian product of ``entries_program``'s: ``(rows, weights,
+    left, right, full, cotangent) -> (kernel_gradients, weight_gradients)``, the
+    gradient of ``sum(cotangent * entries)`` with respect to each of ``kernel.variables``
+    (a list, in that order) and to ``weights`` (CHUNK, A).
+
+    One XLA program, forward and backward: a ``tf.GradientTape`` over the eager
+    ``entries_program`` kept every intermediate of the kernel's derivatives outside XLA,
+    about 10 times the forward's time (7.1 s against 0.65 s for the Vecchia
+    log-likelihood of 4,000 heat measurements in (x, y, t)); this takes about 3 times it."""
+    pairs = _term_pairs(kernel, terms.terms, terms.terms)
+    key = ("cholesky-vjp", ("object", kernel), tuple((k, tuple(v)) for k, v in pairs.items()))
+    return program(key, lambda: _entries_gradient_program(kernel, pairs))
+
+
+def _entries_gradient_program(kernel, pairs: dict):
+    variables = list(kernel.variables)
+
+    @tf.function(jit_compile=True)
+    def upper(x1, x2, w1, w2, cotangent):
+        with tf.GradientTape() as tape:
+            tape.watch([*variables, w1, w2])
+            values = _weighted(pairs, kernel_partials(kernel, x1, x2, pairs.keys()), w1, w2)
+        sources = [*variables, w1, w2]
+        gradients = tape.gradient(values, sources, output_gradients=cotangent)
+        return [tf.zeros_like(v) if g is None else g for v, g in zip(sources, gradients)]
+
+    @tf.function
+    def vjp(rows, weights, left, right, full, cotangent):
+        size = tf.shape(left)[0]
+        x1, x2 = tf.gather(rows, left), tf.gather(rows, right)
+        w1, w2 = tf.gather(weights, left), tf.gather(weights, right)
+        pairs_cotangent = tf.math.unsorted_segment_sum(cotangent, full, size)
+        *kernel_gradients, d1, d2 = upper(x1, x2, w1, w2, pairs_cotangent)
+        rows_count = tf.shape(rows)[0]
+        dweights = tf.math.unsorted_segment_sum(d1, left, rows_count)
+        dweights += tf.math.unsorted_segment_sum(d2, right, rows_count)
+        return kernel_gradients, dweights
+
+    vjp.variables_order = variables
+    return vjp
+
+
 def _weighted(pairs: dict, values: dict, w1, w2):
     """``sum_{a, b} sign w1[..., a] w2[..., b] values[a + b]``: the kernel's derivatives
     weighed by each side's weights on the terms (``w1``, ``w2`` broadcast against the

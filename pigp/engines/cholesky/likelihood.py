@@ -20,7 +20,15 @@ import math
 import numpy as np
 
 from ..._tensorflow import tf
-from .factor import BATCH_ENTRIES, CHUNK, Terms, _buckets, _Layout, entries_program
+from .factor import (
+    BATCH_ENTRIES,
+    CHUNK,
+    Terms,
+    _buckets,
+    _Layout,
+    entries_gradient_program,
+    entries_program,
+)
 from .ordering import Pattern
 
 __all__ = ["Batches", "vecchia_log_likelihood", "vecchia_value_and_gradient"]
@@ -176,24 +184,59 @@ def vecchia_value_and_gradient(
         where a variable does not enter).
     """
     program = program or entries_program(kernel, terms)
+    gradient_program = entries_gradient_program(kernel, terms)
     batches = batches or Batches(pattern)
     with tf.GradientTape() as outer:
         weights, noise = make()
         X, W, Y, S = _inputs(pattern, points, weights, y, noise)
     total = -0.5 * pattern.size * math.log(2 * math.pi)
-    dW, dS = tf.zeros_like(W), tf.zeros_like(S)
-    gradients = [tf.zeros_like(v) for v in variables]
+    kernel_variables = gradient_program.variables_order
+    kernel_gradients = [np.zeros(v.shape) for v in kernel_variables]
+    dW, dS = np.zeros(W.shape), tf.zeros_like(S)
     for batch in batches.batches:
+        layout, index, picks, picked, valid = batch
+        # The blocks without a tape; their gradient by the compiled product below.
+        theta = _theta(program, X, W, index, layout)
         with tf.GradientTape() as tape:
-            tape.watch([W, S])
-            value = _batch_value(program, X, W, Y, S, batch, nugget)
-        parts = tape.gradient(value, [W, S, *variables])
+            tape.watch([theta, S])
+            diagonal = tf.stop_gradient(tf.linalg.diag_part(theta))
+            extra = tf.gather(S, index) + nugget * diagonal * valid
+            value = _columns(theta, extra[..., None], Y[index], valid, picks, picked)
+        dtheta, parts_S = tape.gradient(value, [theta, S])
         total += float(value.numpy())
-        dW += parts[0] if parts[0] is not None else 0.0
-        dS += parts[1] if parts[1] is not None else 0.0
-        gradients = [g if p is None else g + p for g, p in zip(gradients, parts[2:])]
-    chained = outer.gradient([W, S], variables, output_gradients=[dW, dS])
-    return total, [(g if c is None else g + c).numpy() for g, c in zip(gradients, chained)]
+        dS += tf.convert_to_tensor(parts_S)
+        _theta_gradient(gradient_program, X, W, index, layout, dtheta, kernel_gradients, dW)
+    chained = outer.gradient([W, S], variables, output_gradients=[tf.constant(dW), dS])
+    gradients = []
+    for v, c in zip(variables, chained):
+        g = np.zeros(v.shape) if c is None else tf.convert_to_tensor(c).numpy()
+        for k, u in zip(kernel_gradients, kernel_variables):
+            if u is v:
+                g = g + k
+        gradients.append(g)
+    return total, gradients
+
+
+def _theta_gradient(gradient_program, X, W, index, layout, dtheta, kernel_gradients, dW):
+    """Add the gradient of ``sum(dtheta * _theta(...))`` to ``kernel_gradients`` (one
+    array per kernel variable) and ``dW`` (the weights', (n + 1, A)), in place."""
+    B, m = index.shape
+    dtheta = np.reshape(dtheta.numpy(), (B, m * m))
+    for start in range(0, B, layout.count):
+        take = index[start : start + layout.count].reshape(-1)
+        call = layout.fitted(len(take) // m)
+        k = len(take)
+        rows = np.zeros((call.size, X.shape[1]))
+        rows[:k] = X[take]
+        weights = tf.concat(
+            [tf.gather(W, take), tf.zeros([call.size - k, W.shape[1]], tf.float64)], 0
+        )
+        cotangent = np.zeros(2 * call.size)
+        cotangent[: k * m] = dtheta[start : start + layout.count].reshape(-1)
+        parts, dweights = gradient_program(rows, weights, *call.tensors, cotangent)
+        for g, p in zip(kernel_gradients, parts):
+            g += p.numpy()
+        np.add.at(dW, take, dweights.numpy()[:k])
 
 
 def _theta(program, X: np.ndarray, W: tf.Tensor, index: np.ndarray, layout: _Layout):
