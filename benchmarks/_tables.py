@@ -576,6 +576,33 @@ def collocation_evolution(name: str = "collocation_evolution") -> str:
     return _table(header, rows)
 
 
+def heat_large() -> str:
+    """``benchmarks/heat_large.py``: the diffusivity learned at 10^4+ values, cholesky
+    against SparsePIGP given the same time."""
+    rows = []
+    for r in _load("heat_large"):
+        space = "(x, t)" if r["space"] == 1 else "(x, y, t)"
+        method = (
+            f"cholesky, Vecchia at ρ {r['learn_rho']:g}, mean at ρ {r['rho']:g}"
+            if r["method"] == "cholesky"
+            else f"SparsePIGP, M = {r['m']}"
+        )
+        rows.append(
+            (
+                f"{r['n']:,} in {space}",
+                method,
+                f"{r['alpha']:.4f} ({100 * r['alpha_error']:.1f}%)",
+                f"{r['relative_l2']:.2e}",
+                f"{r['coverage']:.3f}",
+                f"{r['fit_seconds']:.0f} s",
+                f"{r['seconds']:.0f} s",
+                f"{r['peak_gb']:.2f} GB",
+            )
+        )
+    header = ("values", "model", "α (error)", "u error", "95% band holds", "fit", "total", "peak")
+    return _table(header, rows)
+
+
 def navier_stokes() -> str:
     """``benchmarks/navier_stokes.py``: Kovasznay flow and the lid-driven cavity, pigp
     and the PINN."""
@@ -712,6 +739,7 @@ TABLES = {
     "engine-crossover": engine_crossover,
     "collocation-agreement": collocation_agreement,
     "collocation-evolution": collocation_evolution,
+    "heat-large": heat_large,
     "collocation-evolution-windows": lambda: collocation_evolution("collocation_evolution_windows"),
     "performance-steps-float64": lambda: performance_steps("float64"),
     "performance-steps-float32": lambda: performance_steps("float32"),

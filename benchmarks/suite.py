@@ -455,11 +455,30 @@ CASES = [
         "sparse-evolution-windows",
         "accuracy",
         "collocation_evolution.py",
-        ("--runs", "allen-cahn:0:256:200:0.05:0.05", "--windows", "20", "--iterations", "30"),
+        (
+            "--runs",
+            "allen-cahn:0:256:200:0.05:0.05",
+            "burgers:0.0031831:512:200:0.01:0.05",
+            "--windows",
+            "20",
+            "--iterations",
+            "30",
+        ),
         "collocation_evolution_windows.json",
         "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
-        "Allen–Cahn (ε = 1e-4) at 51,200 space–time points in 20 time windows "
-        "(pigp.engines.cholesky.marching.march) against its reference",
+        "Allen–Cahn (ε = 1e-4) at 51,200 and Burgers (ν = 0.01/π) at 102,400 space–time "
+        "points in 20 time windows (pigp.engines.cholesky.marching.march) against their "
+        "references",
+    ),
+    Case(
+        "sparse-heat-learning",
+        "scale",
+        "heat_large.py",
+        ("--sizes", "10000"),
+        "heat_large.json",
+        "docs/performance.md (Large PDE solves: sparse inverse-Cholesky collocation)",
+        "the diffusivity of u_t = αu_xx + f learned from 10⁴ noisy values by the sparse "
+        "engine's Vecchia likelihood, against SparsePIGP given the same time",
     ),
     # peers
     Case(
