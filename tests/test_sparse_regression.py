@@ -82,6 +82,28 @@ def test_the_mean_approaches_the_dense_one_as_rho_grows(kernel, design, dense):
     np.testing.assert_allclose(full, var, rtol=1e-6)
 
 
+def test_the_check_of_a_linear_fit_estimates_its_distance_from_dense(kernel, design, dense):
+    """``check=True`` on the linear path: the relative difference of u's mean at the
+    data's points at rho and rho - 1 (the same difference made again by two models at
+    rho 3 and 2), warned above 1e-3, falling with rho. It estimates the mean's distance
+    from the dense one at new points, not bounds it: 1.1 and 0.49 times it at rho 3 and
+    6 when measured (1.4 and 0.65 at 4 and 5)."""
+    X_u, y_u, X_f, y_f, X = design
+    _, (mean, _), _ = dense
+    with pytest.warns(RuntimeWarning, match="differs from the one at rho 2"):
+        coarse = model(kernel, "cholesky", 3.0, check=True).fit(X_u, y_u, X_f, y_f, steps=0)
+    check = coarse.report.engine["check"]
+    points = np.unique(np.concatenate([X_u, X_f]), axis=0)
+    coarser = model(kernel, "cholesky", 2.0).fit(X_u, y_u, X_f, y_f, steps=0)
+    again = relative(coarser.predict(points)[0], coarse.predict(points)[0])
+    assert check == pytest.approx(again, rel=1e-6)
+    fine = model(kernel, "cholesky", 6.0, check=True).fit(X_u, y_u, X_f, y_f, steps=0)
+    assert fine.report.engine["check"] < check / 5
+    for fitted in (coarse, fine):
+        distance = relative(fitted.predict(X)[0], mean)
+        assert distance / 3 < fitted.report.engine["check"] < 3 * distance
+
+
 def test_predictions_at_the_data_points_are_the_data_measurements(kernel, design, dense):
     """A prediction of u at a u data point is that measurement (not a second one beside
     it, which would make the features' covariance singular): the mean agrees with

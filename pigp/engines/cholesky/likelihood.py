@@ -222,15 +222,8 @@ def _theta_gradient(gradient_program, X, W, index, layout, dtheta, kernel_gradie
     array per kernel variable) and ``dW`` (the weights', (n + 1, A)), in place."""
     B, m = index.shape
     dtheta = np.reshape(dtheta.numpy(), (B, m * m))
-    for start in range(0, B, layout.count):
-        take = index[start : start + layout.count].reshape(-1)
-        call = layout.fitted(len(take) // m)
+    for start, take, call, rows, weights in _calls(X, W, index, layout):
         k = len(take)
-        rows = np.zeros((call.size, X.shape[1]))
-        rows[:k] = X[take]
-        weights = tf.concat(
-            [tf.gather(W, take), tf.zeros([call.size - k, W.shape[1]], tf.float64)], 0
-        )
         cotangent = np.zeros(2 * call.size)
         cotangent[: k * m] = dtheta[start : start + layout.count].reshape(-1)
         parts, dweights = gradient_program(rows, weights, *call.tensors, cotangent)
@@ -241,17 +234,25 @@ def _theta_gradient(gradient_program, X, W, index, layout, dtheta, kernel_gradie
 
 def _theta(program, X: np.ndarray, W: tf.Tensor, index: np.ndarray, layout: _Layout):
     """The blocks ``Theta[index[b], index[b]]`` as a differentiable tensor (B, m, m)."""
-    B, m = index.shape
+    m = index.shape[1]
     out = []
+    for _, take, call, rows, weights in _calls(X, W, index, layout):
+        values = program(rows, weights, *call.tensors)
+        out.append(tf.reshape(values[: len(take) * m], [-1, m, m]))
+    return tf.concat(out, 0)
+
+
+def _calls(X: np.ndarray, W: tf.Tensor, index: np.ndarray, layout: _Layout):
+    """The program's calls over the blocks ``index`` (B, m), ``layout.count`` blocks a
+    call: ``(start, take, call, rows, weights)``, ``take`` the calls' measurements and
+    ``rows``, ``weights`` their points and weights padded to the call's size."""
+    B, m = index.shape
     for start in range(0, B, layout.count):
         take = index[start : start + layout.count].reshape(-1)
         call = layout.fitted(len(take) // m)
-        k = len(take)
         rows = np.zeros((call.size, X.shape[1]))
-        rows[:k] = X[take]
+        rows[: len(take)] = X[take]
         weights = tf.concat(
-            [tf.gather(W, take), tf.zeros([call.size - k, W.shape[1]], tf.float64)], 0
+            [tf.gather(W, take), tf.zeros([call.size - len(take), W.shape[1]], tf.float64)], 0
         )
-        values = program(rows, weights, *call.tensors)
-        out.append(tf.reshape(values[: k * m], [-1, m, m]))
-    return tf.concat(out, 0)
+        yield start, take, call, rows, weights

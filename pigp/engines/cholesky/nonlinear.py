@@ -40,6 +40,7 @@ from ...operators.linear import _is_identity
 from .collocation import gauss_newton, metric
 from .factor import BATCH_ENTRIES, Terms, _blocks, _Layout, entries_program, padded
 from .regression import (
+    CHECK_WARNS,
     VARIANCE_NEIGHBOURS,
     _is_identity_terms,
     _last_conditional,
@@ -219,11 +220,6 @@ def _problem(data) -> tuple:
         equation_sets[0].X,
         equation_sets[0].y,
     )
-
-
-#: ``engine_options={"check": True}`` warns where the solutions at rho and rho - 1 differ
-#: by more than this, relative.
-CHECK_WARNS = 1e-3
 
 
 class NoisyData(ValueError):

@@ -42,10 +42,13 @@ from .likelihood import Batches, vecchia_log_likelihood, vecchia_value_and_gradi
 from .ordering import pattern
 from .solve import Factor, pcg
 
-__all__ = ["Settings", "Measurements", "Regression", "VARIANCE_NEIGHBOURS"]
+__all__ = ["Settings", "Measurements", "Regression", "VARIANCE_NEIGHBOURS", "CHECK_WARNS"]
 
 #: The data measurements each prediction's variance is conditioned on.
 VARIANCE_NEIGHBOURS = 100
+#: ``engine_options={"check": True}`` warns where the answers at rho and rho - 1 differ
+#: by more than this, relative.
+CHECK_WARNS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -69,11 +72,14 @@ class Settings:
             3, as at 4 to 8; ``benchmarks/vecchia_likelihood.py``), while an
             evaluation of its gradient costs about the cube of it per value in three
             dimensions.
-        check: a nonlinear equation's Gauss-Newton solves again at ``rho - 1`` and
-            ``report.engine["check"]`` is the relative difference of u at the points:
-            where the error falls with rho, a bound on how far the answer at ``rho`` is
-            from the exact GP's (a warning above ``CHECK_WARNS``); about 1.5 times the
-            time.
+        check: the fit solves again at ``rho - 1`` and ``report.engine["check"]`` is
+            the relative difference of u: a nonlinear equation's Gauss-Newton solution
+            at its points, a linear model's posterior mean at the data's points (two
+            more solves at ``fit``): an estimate of how far the answer at ``rho`` is
+            from the exact GP's (a warning above ``CHECK_WARNS``), a bound where the
+            error falls fast with rho (the nonlinear test's, at rho 3), 0.5-1.4 times
+            the distance of a linear model's mean at new points in its test (rho 3 to
+            6); about 1.5 times the time.
     """
 
     rho: float = 5.0
@@ -489,6 +495,7 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
         )
         report = FitReport(history=history, lbfgs_evaluations=evaluations)
         learned_on = len(regression.data)
+    check = _check(model, data, regression) if settings.check else None
     report.engine = {
         "name": "cholesky",
         "rho": settings.rho,
@@ -502,8 +509,28 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
         "log_likelihood": regression.log_likelihood(),
         "seconds": time.perf_counter() - start,
     }
+    if check is not None:
+        report.engine["check"] = check
     model.adopt(report)
     model._regression = regression
+    if check is not None and check > CHECK_WARNS:
+        warn(
+            f"fit: the sparse mean at rho {settings.rho:g} differs from the one at rho "
+            f"{settings.rho - 1:g} by {check:.1e} (relative): it may be as far from the "
+            "exact GP's; raise rho (engine_options={'rho': ...})"
+        )
+
+
+def _check(model, data, regression: Regression) -> float:
+    """The relative difference of u's posterior mean at the data's distinct points
+    solved at ``rho`` and at ``rho - 1``."""
+    points = np.unique(regression.data.points, axis=0)
+    terms = list(Identity.resolve(points.shape[1]))
+    fine = regression.mean(points, terms)
+    settings = regression.settings
+    coarser = dataclasses.replace(settings, rho=settings.rho - 1, check=False)
+    coarse = Regression(model.kernel, data, coarser, model.jitter).mean(points, terms)
+    return float(np.linalg.norm(fine - coarse) / np.linalg.norm(fine))
 
 
 def regression_of(model) -> Regression:
