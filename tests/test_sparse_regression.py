@@ -104,6 +104,20 @@ def test_the_check_of_a_linear_fit_estimates_its_distance_from_dense(kernel, des
         assert distance / 3 < fitted.report.engine["check"] < 3 * distance
 
 
+def test_a_stalled_mean_names_lengthscales_past_the_data(design):
+    """Lengthscales past the data's extent (2.0 and 1.2 on the unit square, variance 75)
+    need a far larger rho than the default: conjugate gradients stall at rho 5 and the
+    warning says why, naming the lengthscales and the extent."""
+    X_u, y_u, X_f, y_f, X = design
+    kernel = pigp.kernels.Matern52(
+        variance=pigp.Parameter(75.0, positive=True, trainable=False),
+        lengthscales=pigp.Parameter([2.0, 1.2], positive=True, trainable=False),
+    )
+    sparse = model(kernel, "cholesky", 5.0, maxiter=200).fit(X_u, y_u, X_f, y_f, steps=0)
+    with pytest.warns(RuntimeWarning, match=r"lengthscales \[2.0, 1.2\] reach past"):
+        sparse.predict(X)
+
+
 def test_predictions_at_the_data_points_are_the_data_measurements(kernel, design, dense):
     """A prediction of u at a u data point is that measurement (not a second one beside
     it, which would make the features' covariance singular): the mean agrees with
