@@ -104,8 +104,13 @@ def _inputs(pattern: Pattern, points, weights, y, noise):
 
 def _batch_value(program, X, W, Y, S, batch, nugget):
     """One batch's sum over its columns."""
-    layout, index, picks, picked, valid = batch
-    theta = _theta(program, X, W, index, layout)
+    layout, index = batch[:2]
+    return _blocks_value(_theta(program, X, W, index, layout), Y, S, batch, nugget)
+
+
+def _blocks_value(theta, Y, S, batch, nugget):
+    """One batch's sum over its columns from its blocks ``theta`` (B, m, m)."""
+    _, index, picks, picked, valid = batch
     diagonal = tf.stop_gradient(tf.linalg.diag_part(theta))
     extra = tf.gather(S, index) + nugget * diagonal * valid
     return _columns(theta, extra[..., None], Y[index], valid, picks, picked)
@@ -194,14 +199,12 @@ def vecchia_value_and_gradient(
     kernel_gradients = [np.zeros(v.shape) for v in kernel_variables]
     dW, dS = np.zeros(W.shape), tf.zeros_like(S)
     for batch in batches.batches:
-        layout, index, picks, picked, valid = batch
+        layout, index = batch[:2]
         # The blocks without a tape; their gradient by the compiled product below.
         theta = _theta(program, X, W, index, layout)
         with tf.GradientTape() as tape:
             tape.watch([theta, S])
-            diagonal = tf.stop_gradient(tf.linalg.diag_part(theta))
-            extra = tf.gather(S, index) + nugget * diagonal * valid
-            value = _columns(theta, extra[..., None], Y[index], valid, picks, picked)
+            value = _blocks_value(theta, Y, S, batch, nugget)
         dtheta, parts_S = tape.gradient(value, [theta, S])
         total += float(value.numpy())
         dS += tf.convert_to_tensor(parts_S)

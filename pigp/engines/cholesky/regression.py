@@ -91,6 +91,11 @@ class Settings:
     learn_rho: float = 3.0
     check: bool = False
 
+    @property
+    def vecchia_rho(self) -> float:
+        """The Vecchia log-likelihood's radius factor: ``learn_rho``, at most ``rho``."""
+        return min(self.rho, self.learn_rho)
+
     def __post_init__(self):
         if self.learn not in ("subset", "vecchia"):
             raise ValueError(f"learn: expected 'subset' or 'vecchia', got {self.learn!r}")
@@ -167,7 +172,7 @@ class Regression:
         self.pattern = pattern(
             self.data.points / scale,
             self.data.kinds,
-            min(settings.rho, settings.learn_rho),
+            settings.vecchia_rho,
             self.data.first,
             settings.supernode,
         )
@@ -250,22 +255,22 @@ class Regression:
             kinds.append(np.full(len(X), K + 1))
         return np.concatenate(points), np.concatenate(kinds), terms, data_at, at
 
-    def mean(self, X: np.ndarray, output_terms) -> np.ndarray:
-        """The posterior mean of the output at ``X`` (n, d), standardised units."""
+    def mean(self, X: np.ndarray, output_terms, rho: float | None = None) -> np.ndarray:
+        """The posterior mean of the output at ``X`` (n, d), standardised units, through
+        factors at ``rho`` (the settings' where None)."""
         settings, data = self.settings, self.data
+        rho = settings.rho if rho is None else rho
         points, kinds, terms, data_at, at = self._features(X, output_terms)
         W = terms.weights(points, kinds).numpy()
         program = entries_program(self.kernel, terms)
         scale = metric(self.kernel, points.shape[1])
-        joint = pattern(points / scale, kinds, settings.rho, None, settings.supernode)
+        joint = pattern(points / scale, kinds, rho, None, settings.supernode)
         theta = Factor(
             factor(self.kernel, terms, points, W, joint, self.nugget, program), joint.order
         ).solves_only()
         n = len(data)
         noise = self.data.noise().numpy()
-        reduced = pattern(
-            data.points / scale, data.kinds, settings.rho, data.first, settings.supernode
-        )
+        reduced = pattern(data.points / scale, data.kinds, rho, data.first, settings.supernode)
         preconditioner = Factor(
             factor(
                 self.kernel, terms, data.points, W[data_at], reduced, self.nugget, program, noise
@@ -283,9 +288,9 @@ class Regression:
             warn(
                 f"predict: conjugate gradients stopped after {result.iterations} iterations "
                 f"at a relative residual of {result.residuals[-1]:.1e} (asked "
-                f"{settings.rtol:.0e}): the factor at rho {settings.rho:g} is too coarse "
+                f"{settings.rtol:.0e}): the factor at rho {rho:g} is too coarse "
                 "for these data; raise rho (PIGP(engine_options={'rho': ...}))"
-                + _past_the_data(scale, data.points)
+                + _past_the_data(self.kernel, data.points)
             )
         return theta.theta_times(M.T @ result.x)[at]
 
@@ -324,11 +329,14 @@ class Regression:
         return out
 
 
-def _past_the_data(scale: np.ndarray, points: np.ndarray) -> str:
-    """A sentence where the kernel's lengthscales ``scale`` reach past the data's extent
-    in a column, else "": there the rho a factor needs grows with the data (at
-    lengthscales 1.9 and 1.2 on the unit square, 2,000 heat values needed rho 12 and
-    10^4 more; ``benchmarks/heat_large.py``)."""
+def _past_the_data(kernel, points: np.ndarray) -> str:
+    """A sentence where the kernel's lengthscales reach past the data's extent in a
+    column, else "": there the rho a factor needs grows with the data (at lengthscales
+    1.9 and 1.2 on the unit square, 2,000 heat values needed rho 12 and 10^4 more;
+    ``benchmarks/heat_large.py``)."""
+    if getattr(kernel, "lengthscales", None) is None:
+        return ""
+    scale = metric(kernel, points.shape[1])
     extent = np.ptp(points, axis=0)
     if not np.any(scale > extent):
         return ""
@@ -512,11 +520,11 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
         )
         report = FitReport(history=history, lbfgs_evaluations=evaluations)
         learned_on = len(regression.data)
-    check = _check(model, data, regression) if settings.check else None
+    check = _check(regression) if settings.check else None
     report.engine = {
         "name": "cholesky",
         "rho": settings.rho,
-        "learn_rho": min(settings.rho, settings.learn_rho),
+        "learn_rho": settings.vecchia_rho,
         "supernode": settings.supernode,
         "nugget": model.jitter,
         "learn": settings.learn,
@@ -538,15 +546,13 @@ def fit_sparse(model, data, plan, run, verbose, callback, given: tuple) -> None:
         )
 
 
-def _check(model, data, regression: Regression) -> float:
+def _check(regression: Regression) -> float:
     """The relative difference of u's posterior mean at the data's distinct points
     solved at ``rho`` and at ``rho - 1``."""
     points = np.unique(regression.data.points, axis=0)
     terms = list(Identity.resolve(points.shape[1]))
     fine = regression.mean(points, terms)
-    settings = regression.settings
-    coarser = dataclasses.replace(settings, rho=settings.rho - 1, check=False)
-    coarse = Regression(model.kernel, data, coarser, model.jitter).mean(points, terms)
+    coarse = regression.mean(points, terms, rho=regression.settings.rho - 1)
     return float(np.linalg.norm(fine - coarse) / np.linalg.norm(fine))
 
 
