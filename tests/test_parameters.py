@@ -219,3 +219,38 @@ def test_a_parameter_read_only_inside_a_coefficient_function_is_learned():
     grid = np.linspace(0, 1, 101)[:, None]
     mean, _ = model.predict(grid)
     assert np.linalg.norm(mean - u(grid)) / np.linalg.norm(u(grid)) < 1e-2
+
+
+@pytest.mark.slow
+def test_a_linear_models_bands_carry_its_learned_coefficients_uncertainty():
+    """For a linear equation with a learned coefficient (Darcy's theta, read inside
+    a = exp(theta x)), ``predict`` adds ``J Sigma J'`` by default; the reference is the
+    central difference of the posterior means refitted by hand at theta -+ its standard
+    deviation, every other parameter held."""
+    import tensorflow as tf
+
+    theta = pigp.Parameter(0.5, name="theta")
+    a = lambda X: tf.exp(theta.value(X.dtype) * X[:, 0])  # noqa: E731
+    a_x = lambda X: theta.value(X.dtype) * a(X)  # noqa: E731
+    darcy = (-(a * D("x", 2)) - a_x * D("x")).with_dims("x")
+    rng = np.random.default_rng(7)
+    x_u = rng.uniform(size=(10, 1))
+    x_f = np.linspace(0, 1, 25)[:, None]
+    x = x_f[:, 0]
+    f = np.exp(1.2 * x) * (np.pi**2 * np.sin(np.pi * x) - 1.2 * np.pi * np.cos(np.pi * x))
+    y_u = np.sin(np.pi * x_u[:, 0]) + 0.007 * rng.standard_normal(10)
+    model = pigp.PIGP(pigp.kernels.SquaredExponential(), darcy)
+    model.fit(x_u, y_u, x_f, f + 0.1 * rng.standard_normal(25))
+    grid = np.linspace(0, 1, 41)[:, None]
+    mean, var = model.predict(grid)
+    given, var_given = model.predict(grid, coefficients=False)
+    np.testing.assert_array_equal(mean, given)
+    hat, std = float(theta.numpy()), model.parameter_uncertainty()["operator.theta"]
+    moved = []
+    for sign in (1.0, -1.0):
+        theta.assign(hat + sign * std)
+        moved.append(model.predict(grid, coefficients=False)[0])
+    theta.assign(hat)
+    added = ((moved[0] - moved[1]) / 2) ** 2  # (J std)^2
+    assert np.linalg.norm(added) > 0.1 * np.linalg.norm(var_given)  # it matters here
+    np.testing.assert_allclose(var - var_given, added, rtol=0.1, atol=0.02 * added.max())

@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -72,6 +73,42 @@ def test_the_sparse_laplace_hessian_by_differences_is_the_nested_tapes_one():
     np.testing.assert_allclose(H, tapes, atol=1e-3 * np.abs(tapes).max())
     low, high = model.parameter_intervals()["operator.alpha"]
     assert low < model.parameter_values()["operator.alpha"] < high
+
+
+def test_intervals_warn_where_the_inducing_points_leave_the_noise_unexplained():
+    """``unexplained`` is the mean of ``(k(x, x) - q(x, x)) / noise`` over the data, made
+    here from the model's public prior covariances (``Kzz`` with the model's relative
+    jitter); the intervals warn above 0.05 (6 inducing points, noise learned) and not
+    below (60, noise held at 1e-2)."""
+    from pigp.engines.variational.collapsed import UNEXPLAINED_WARNS, unexplained
+
+    X_u, y_u, X_f, y_f = heat_data(40, 40)
+    shares = {}
+    held = {k: pigp.Parameter(1e-2, positive=True, trainable=False) for k in ("noise_u", "noise_f")}
+    for m, noise in ((6, {}), (60, held)):
+        alpha = pigp.Parameter(0.7, name="alpha")
+        model = pigp.SparsePIGP(
+            kernels.SquaredExponential(), operators.heat(alpha), num_inducing=m, **noise
+        )
+        model.fit(X_u, y_u, X_f, y_f, method="collapsed")
+        Z, scale = model.inducing_points, model.y_scale**2
+        K_zz = model.covariance(Z, Z) / scale
+        K_zz += model.jitter * np.mean(np.diag(K_zz)) * np.eye(m)
+        values = model.parameter_values()
+        ratios = []
+        for X, name in ((X_u, "u"), (X_f, "f")):
+            k = np.diag(model.covariance(X, X, name, name)) / scale
+            K_xz = model.covariance(X, Z, name, "u") / scale
+            q = np.sum(K_xz * np.linalg.solve(K_zz, K_xz.T).T, axis=1)
+            ratios.append((k - q) / float(values[f"noise_{name}"]))
+        shares[m] = unexplained(model)
+        assert shares[m] == pytest.approx(np.mean(np.concatenate(ratios)), rel=1e-3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.parameter_intervals()
+        loose = [w for w in caught if "inducing points leave" in str(w.message)]
+        assert len(loose) == (shares[m] > UNEXPLAINED_WARNS)
+    assert shares[6] > UNEXPLAINED_WARNS > shares[60]
 
 
 def test_the_elbo_at_the_optimal_q_is_the_collapsed_bound():

@@ -1,9 +1,9 @@
-"""What the uncertainty of a nonlinear equation's learned coefficients adds to its bands.
+"""What the uncertainty of an equation's learned coefficients adds to its bands.
 
-A Gauss-Newton fit predicts from the posterior of its last linearisation at the fitted
-coefficients ``theta``: that variance is the field's given ``theta``, and leaves out how
-far the solution itself moves with ``theta``. To first order (the law of total variance
-over the coefficients' Laplace posterior ``N(theta, Sigma)``),
+A fit predicts from the posterior at the fitted coefficients ``theta`` (of the last
+linearisation, for a Gauss-Newton fit): that variance is the field's given ``theta``,
+and leaves out how far the solution itself moves with ``theta``. To first order (the
+law of total variance over the coefficients' Laplace posterior ``N(theta, Sigma)``),
 
     var(L u(x)) = var(L u(x) | theta) + J(x) Sigma J(x)',
     J(x)_k = (m(x; theta + h_k e_k) - m(x; theta)) / h_k,
@@ -11,12 +11,13 @@ over the coefficients' Laplace posterior ``N(theta, Sigma)``),
 ``m(x; theta')`` the posterior mean of the same linearisation with the coefficients at
 ``theta'`` (its operator, and its right-hand side where a coefficient moves it:
 ``pigp.operators.linearisation.Linearisation.target_shift``), and ``h_k`` the standard
-deviation of entry ``k``. That is one Gauss-Newton step from the fitted solution: the
-derivative of the converged solution where the step's own dependence on the point it
-linearises at is small, as it is near a solution Gauss-Newton converges to quickly.
-``Sigma`` is the block of the coefficients in the Laplace covariance of every trained
-parameter (``pigp.inference.laplace.covariance``), mapped to their values by the delta
-method; an entry held fixed there adds nothing.
+deviation of entry ``k``. For a linear equation that is the posterior mean with the
+kernel's blocks made at ``theta + h_k e_k``; for a nonlinear one, one Gauss-Newton step
+from the fitted solution: the derivative of the converged solution where the step's own
+dependence on the point it linearises at is small, as it is near a solution
+Gauss-Newton converges to quickly. ``Sigma`` is the block of the coefficients in the
+Laplace covariance of every trained parameter (``pigp.inference.laplace.covariance``),
+mapped to their values by the delta method; an entry held fixed there adds nothing.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ __all__ = ["learned_coefficients", "coefficient_covariance", "coefficient_sensit
 
 
 def learned_coefficients(model) -> list:
-    """``[(name, Parameter)]``: the model's trained parameters that its (nonlinear)
-    equation reads."""
-    equation = getattr(model.operator, "parameters", ())
-    return [(n, p) for n, p in model.trainable_parameters() if any(p is q for q in equation)]
+    """``[(name, Parameter)]``: the model's trained parameters that its equation, or
+    the operator of one of its data sets, reads."""
+    read = list(getattr(model.operator, "parameters", ()))
+    for s in getattr(model.data, "sets", ()):
+        read.extend(getattr(s.operator, "parameters", ()))
+    return [(n, p) for n, p in model.trainable_parameters() if any(p is q for q in read)]
 
 
 def coefficient_covariance(model) -> tuple:

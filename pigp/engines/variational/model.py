@@ -31,7 +31,12 @@ from ...operators.linear import Identity, Operator
 from ...structure import Structure, program
 from ..dense.posterior import CHUNK
 from ..model import Model, check_training, representable
-from .collapsed import CollapsedObjective, chunk_statistics_program, inducing_blocks_program
+from .collapsed import (
+    CollapsedObjective,
+    chunk_statistics_program,
+    inducing_blocks_program,
+    warn_if_loose,
+)
 from .inducing import (
     expected_log_likelihood,
     inducing_points,
@@ -353,6 +358,10 @@ class SparsePIGP(Model):
                 f"model has {n}: fit a subset with method='collapsed' for it"
             )
         return self.collapsed_objective(inducing=False, priors=priors)
+
+    def _warn_unidentified(self, caller: str) -> None:
+        super()._warn_unidentified(caller)
+        warn_if_loose(self, caller)
 
     def structure(self) -> Structure:
         """The structure of the fitted data (what the compiled programs are keyed by)."""
