@@ -603,6 +603,48 @@ def heat_large() -> str:
     return _table(header, rows)
 
 
+def calibration_kinds() -> str:
+    """``benchmarks/calibration_kinds.py``: intervals and bands over 20 seeds of model
+    kinds beyond the single-field heat family."""
+    data = _load("calibration_kinds")
+    labels = {
+        "fields": "two fields, equations conditioned on",
+        "fields-counted": "two fields, equations' zeros counted",
+        "sparse": "SparsePIGP, M = 64",
+        "nonlinear": "Fisher-KPP's r (Gauss-Newton)",
+        "coefficient": "Darcy's θ in a = exp(θx)",
+    }
+    rows = []
+    for kind, s in data["summary"].items():
+        mine = [r for r in data["rows"] if r["kind"] == kind]
+        coefficients = ", ".join(f"{name} {held}/{s['seeds']}" for name, held in s["holds"].items())
+        warned = sum(
+            any("inducing points leave" in w or "disagree beyond" in w for w in r["warnings"])
+            for r in mine
+        )
+        rows.append(
+            (
+                labels.get(kind, kind),
+                coefficients,
+                f"{s['coverage_mean']:.3f} ({s['coverage_median']:.3f})",
+                f"{s['coverage_in_0.8_0.99']}/{s['seeds']}",
+                f"{s['relative_l2_median']:.1e}",
+                f"{warned}/{s['seeds']}",
+                f"{s['seconds_median']:.0f} s",
+            )
+        )
+    header = (
+        "model kind",
+        "intervals hold",
+        "band: mean (median)",
+        "seeds in 0.8-0.99",
+        "u error (median)",
+        "warned",
+        "time (median)",
+    )
+    return _table(header, rows)
+
+
 def navier_stokes() -> str:
     """``benchmarks/navier_stokes.py``: Kovasznay flow and the lid-driven cavity, pigp
     and the PINN."""
@@ -734,6 +776,7 @@ TABLES = {
     "navier-stokes": navier_stokes,
     "brusselator": brusselator,
     "calibration": calibration,
+    "calibration-kinds": calibration_kinds,
     "vecchia-likelihood": vecchia_likelihood,
     "collocation-scale": collocation_scale,
     "engine-crossover": engine_crossover,

@@ -25,7 +25,8 @@ set's root mean square):
   f at 25 points at 1%; a squared exponential.
 
 Each row: the coefficients, their 95% Laplace intervals (``parameter_intervals``) and
-whether they hold the truth, u's relative L2 error and the share of a grid inside u's
+whether they hold the truth (an infinite interval, of a coefficient the fit left at a
+bound, does not count as holding), u's relative L2 error and the share of a grid inside u's
 95% band (``predict``'s variance), the warnings the fit gave, and the time. The summary
 counts intervals that hold over the seeds and gives the band coverage's median and
 mean (the band holds the truth at one seed's every point at once where a coefficient's
@@ -63,7 +64,7 @@ def _coefficients(model, truth: dict) -> dict:
             "value": value,
             "low": low,
             "high": high,
-            "holds": bool(low <= true <= high),
+            "holds": bool(low <= true <= high and np.isfinite(high - low)),
             "relative_error": abs(value - true) / abs(true),
             "sigmas": (value - true) / ((high - low) / (2 * Z95)),
         }

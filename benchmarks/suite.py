@@ -303,6 +303,16 @@ CASES = [
         for noise in ("0.01", "0.05")
         for kernel in (None, "decaying")
     ),
+    Case(
+        "calibration-kinds",
+        "calibration",
+        "calibration_kinds.py",
+        ("--seeds", "20"),
+        "calibration_kinds.json",
+        "docs/calibration.md#beyond-the-heat-family",
+        "coefficient intervals and u's bands over 20 seeds of several fields (conditioned "
+        "and counted), SparsePIGP, a nonlinear inverse problem and a coefficient function",
+    ),
     # speed
     Case(
         "performance",

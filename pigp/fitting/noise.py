@@ -233,6 +233,16 @@ def called_noise(model, plan: FitPlan) -> dict:
     return found
 
 
+def counted_zeros(model, plan: FitPlan) -> list:
+    """The names of the data sets that are all zero, fitted (near) exactly and counted
+    as evidence (not conditioned on): the sets whose density can decide a fit."""
+    return [
+        s.name
+        for s in model.data.sets
+        if not s.condition and not np.any(s.y) and float(s.noise.numpy()) <= plan.noise_floor * 1e-2
+    ]
+
+
 def warn_if_noise_explains_data(model, plan: FitPlan) -> None:
     """Warn when a learned noise variance exceeds ``plan.noise_warning`` of its data's
     mean square.
@@ -241,11 +251,7 @@ def warn_if_noise_explains_data(model, plan: FitPlan) -> None:
     noise variance, the field left at the prior mean) when the kernel cannot fit the
     data, e.g. a fast initial transient next to slow dynamics.
     """
-    zeros = [
-        s.name
-        for s in model.data.sets
-        if not s.condition and not np.any(s.y) and float(s.noise.numpy()) <= plan.noise_floor * 1e-2
-    ]
+    zeros = counted_zeros(model, plan)
     for name, share in called_noise(model, plan).items():
         cause = (
             "explaining those data as noise. If they are not that noisy, try other "

@@ -119,13 +119,15 @@ def fit_linear(
         )
     if run.steps > 0:
         noise.warn_if_noise_explains_data(model, plan)
-        warn_at_bounds(model)
+        warn_at_bounds(model, noise.counted_zeros(model, plan))
     return report
 
 
-def warn_at_bounds(model) -> None:
+def warn_at_bounds(model, zeros=()) -> None:
     """Warn about coefficients of operators that ended the fit at the lower bound of
-    a positive parameter (the data may ask for a value beyond it)."""
+    a positive parameter (the data may ask for a value beyond it); ``zeros``, the
+    names of all-zero sets fitted exactly and counted as evidence, are named as a
+    likely cause."""
     coefficients = {id(p) for s in model.data.sets for c, *_ in s.terms for p in c.parameters}
     stuck = [
         name for name, p in model.trainable_parameters() if id(p) in coefficients and p.at_bound()
@@ -136,4 +138,13 @@ def warn_at_bounds(model) -> None:
             "parameter: the data may ask for a value below it. A coefficient is "
             "signed unless made positive: pass pigp.Parameter(value) or "
             "Parameter(value, positive=False) to lift the bound"
+            + (
+                f". The {zeros} data are all zero, exact and counted as evidence: their "
+                "density can pull the coefficients and the kernel to a degenerate fit "
+                "(two fields with noisy sensors went to a = c = 0, u 24% off); condition "
+                "on them instead, pigp.Observations(X, zeros, operator, 0, name, "
+                "condition=True)"
+                if zeros
+                else ""
+            )
         )
