@@ -12,11 +12,13 @@ does for linear models (``pigp.fitting.noise.decide_exact``): the fit runs with 
 sets exact and again with their noise learned, both from the same start, and the
 likelihood of those sets given the equation and the other data, ``log p(y_U | y_C)``,
 at each converged linearisation is compared; the sets stay exact unless the learned
-noise gains more than ``plan.exact_evidence`` nats. ``report.noise_choice`` holds the
-figures. A fit that keeps such sets exact warns and names them where the coefficients
-of the trial with their noise learned lie outside the kept fit's 95% intervals, where it
-ends with a lengthscale below the data's spacing, or where Gauss-Newton did not converge
-and a coefficient ended at a fraction of its start.
+noise gains more than ``plan.exact_evidence`` nats, and stay exact where the trial with
+their noise learned calls one of them noise (a learned noise above ``plan.noise_warning``
+of its mean square), with a warning. ``report.noise_choice`` holds the figures. A fit
+that keeps such sets exact warns and names them where the coefficients of the trial with
+their noise learned lie outside the kept fit's 95% intervals, where it ends with a
+lengthscale below the data's spacing, or where Gauss-Newton did not converge and a
+coefficient ended at a fraction of its start.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .._warnings import warn
 from ..data import Data
 from ..structure import _unique, covariance_parameters
 from .gauss_newton import _replay, fit_nonlinear
+from .noise import called_noise
 from .plan import FitPlan, Solver, Training
 from .report import FitReport, NoiseChoice
 from .state import Held
@@ -138,7 +141,11 @@ def fit_deciding_noise(
     except (ValueError, FloatingPointError, np.linalg.LinAlgError):
         noisy_report, learned = None, -math.inf
     noisy_values = _coefficients(model) if noisy_report is not None else {}
-    keep_exact = not learned > exact + plan.exact_evidence
+    # A trial that calls a decided set noise has not found noisy data: it has given up
+    # on them (Kovasznay's walls at 27% of their mean square, nu at 0, u 99% off).
+    given_up = {} if noisy_report is None else called_noise(model, plan)
+    given_up = {n: share for n, share in given_up.items() if n in names}
+    keep_exact = bool(given_up) or not learned > exact + plan.exact_evidence
     if keep_exact:
         exact_state.restore()
         model.data = exact_data
@@ -151,6 +158,15 @@ def fit_deciding_noise(
             float(learned), float(exact), "exact" if keep_exact else "learned"
         )
     _replay(caught)
+    if given_up and learned > exact + plan.exact_evidence:
+        shares = ", ".join(f"{n!r} {share:.0%}" for n, share in sorted(given_up.items()))
+        warn(
+            f"fit: the data sets {sorted(given_up)} were passed without a noise; fitted "
+            f"with their noise learned, it came out a large share of their mean square "
+            f"({shares}), so they are kept exact although that fit's likelihood was "
+            f"higher ({learned:.1f} against {exact:.1f} nats). Give their noise if they "
+            "are noisy (Observations(..., noise=variance); 0 for exact data)"
+        )
     if keep_exact:
         # Kept exact, noisy data would be interpolated: say so where it matters.
         _warn_if_it_depends(model, undeclared, noisy_values)
