@@ -22,9 +22,12 @@ mapped to their values by the delta method; an entry held fixed there adds nothi
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._tensorflow import tf
+from .._warnings import warn
 from . import laplace
 
 __all__ = ["learned_coefficients", "coefficient_covariance", "coefficient_sensitivity"]
@@ -65,11 +68,23 @@ def coefficient_covariance(model) -> tuple:
         offset += size
     result = ([], np.zeros((0, 0)))
     if entries:
-        H_inv = laplace.covariance(
-            model.objective(), *model.data.tensors(model.dtype), parameters, "predict"
-        )
+        # The Laplace's own warnings concern every parameter (parameter_uncertainty gives
+        # them); predict says only what leaves its band without a coefficient.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            H_inv = laplace.covariance(
+                model.objective(), *model.data.tensors(model.dtype), parameters, "predict"
+            )
         block = H_inv[np.ix_(places, places)]
         finite = np.isfinite(np.diag(block))
+        if not finite.all():
+            named = {id(p): name for name, p in parameters}
+            names = sorted({named[id(p)] for (p, _), ok in zip(entries, finite) if not ok})
+            warn(
+                f"predict: the Laplace variance of {names} is not finite "
+                "(model.parameter_uncertainty() says why), so the band leaves out their "
+                "uncertainty"
+            )
         S = np.asarray(slopes)[finite]
         block = block[np.ix_(finite, finite)]
         result = ([e for e, ok in zip(entries, finite) if ok], S[:, None] * block * S[None, :])
