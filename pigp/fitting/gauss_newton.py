@@ -247,7 +247,9 @@ def solve(
             warn(
                 f"fit: Gauss-Newton did not converge in {iterations} iterations (last "
                 f"relative change of u {steps[-1].change:.2e}, tolerance {tolerance:g}); "
-                "raise iterations=, or check the equation, the data and the kernel"
+                "raise iterations=, or check the equation, the data and the kernel. Until "
+                "it converges, predict's bands are those of a linearisation at a point "
+                "that does not solve the equation, and do not hold its solution"
             )
     return steps
 
