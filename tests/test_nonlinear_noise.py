@@ -147,3 +147,30 @@ def test_coefficients_that_depend_on_the_noise_not_given_are_named(rng):
     outside = {"operator.nu": max(high + (high - low), 1.02 * high)}
     with pytest.warns(RuntimeWarning, match=r"the data sets \['u'\] were passed without a noise"):
         nonlinear_noise._warn_if_it_depends(model, undeclared, outside)
+
+
+@pytest.mark.slow
+def test_a_trial_that_calls_the_data_noise_is_not_kept(rng, monkeypatch):
+    """Noisy u values passed without a noise, whose likelihood favours the trial with
+    their noise learned; where that trial calls them noise (``called_noise`` made to
+    say so, as Kovasznay's walls at 27% of their mean square), the data stay exact and
+    the fit says why."""
+    design = burgers_design(60, 20, 0)
+    X_u = np.c_[rng.uniform(-1, 1, 40), rng.uniform(0, 1, 40)]
+    clean = burgers_reference(X_u, 0.05)
+    y_u = clean + 0.02 * np.std(clean) * rng.normal(size=len(clean))
+    y_b = burgers_reference(design["X_b"], 0.05)
+    boundary = pigp.Observations(design["X_b"], y_b, noise=0.0, name="boundary")
+    monkeypatch.setattr(nonlinear_noise, "called_noise", lambda model, plan: {"u": 0.27})
+    nu = pigp.Parameter(0.1, positive=True)
+    model = pigp.PIGP(
+        pigp.kernels.SquaredExponential(lengthscales=[0.2, 0.3]), burgers_equation(nu)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X_u, y_u, design["X_f"], np.zeros(len(design["X_f"])), observations=[boundary])
+    choice = model.noise_choice["u"]
+    assert choice.learned > choice.exact + pigp.fitting.FitPlan().exact_evidence  # the pick
+    assert choice.kept == "exact"
+    assert float(model.parameter_values()["noise_u"]) == 0.0
+    assert any("'u' 27%" in str(w.message) and "kept exact" in str(w.message) for w in caught)
