@@ -41,7 +41,12 @@ import warnings
 import numpy as np
 from common import peak_gb, write_json
 
+from pigp.experiments.report import accuracy
+from pigp.experiments.systems import unit_grid
+
 Z95 = 1.959964
+#: u's grid: 50 x 50 points of [0, 1]^2, columns (x, t).
+GRID = unit_grid(50)
 
 
 def _noisy(values, share, rng):
@@ -72,46 +77,37 @@ def _coefficients(model, truth: dict) -> dict:
 
 
 def _band(mean, var, truth) -> dict:
-    return {
-        "relative_l2": float(np.linalg.norm(mean - truth) / np.linalg.norm(truth)),
-        "coverage": float(np.mean(np.abs(mean - truth) <= Z95 * np.sqrt(var))),
-    }
+    found = accuracy(mean, var, truth)
+    return {"relative_l2": found["relative_l2"], "coverage": found["coverage_95"]}
 
 
 def fields(seed: int, conditioned: bool = True) -> tuple:
     from scipy.stats import qmc
 
     import pigp
-    from pigp.experiments.systems import reaction_diffusion_solution
-    from pigp.operators import D, field
+    from pigp.experiments import systems
 
     rng = np.random.default_rng(seed)
     X_s = rng.uniform(0, 1, (120, 2))
     X_c = qmc.Halton(2, scramble=True, seed=seed).random(120)
-    truth = reaction_diffusion_solution(X_s)
+    truth = systems.reaction_diffusion_solution(X_s)
     a = pigp.Parameter(0.5, positive=True, name="a")
     c = pigp.Parameter(0.2, positive=True, name="c")
-    u, v = field("u"), field("v")
-    heat = D("t") - 0.1 * D("x", 2)
-    equation_u = (heat @ u + a * u - c * v).with_dims("x", "t")
-    equation_v = (heat @ v - c * u + a * v).with_dims("x", "t")
+    ops = systems.reaction_diffusion_operators(0.1, decay=a, coupling=c)
     kernels = {name: pigp.kernels.SquaredExponential() for name in ("u", "v")}
-    model = pigp.PIGP(kernels, equation_u, dims=("x", "t"))
+    model = pigp.PIGP(kernels, ops["equation_u"], dims=("x", "t"))
     zeros = np.zeros(len(X_c))
     observations = [
-        pigp.Observations(
-            X_s, _noisy(truth["u"], 0.01, rng), u.with_dims("x", "t"), name="sensors_u"
+        pigp.Observations(X_s, _noisy(truth["u"], 0.01, rng), ops["u"], name="sensors_u"),
+        pigp.Observations(X_s, _noisy(truth["v"], 0.01, rng), ops["v"], name="sensors_v"),
+        *(
+            pigp.Observations(X_c, zeros, ops[name], 0, name, condition=conditioned)
+            for name in ("equation_u", "equation_v")
         ),
-        pigp.Observations(
-            X_s, _noisy(truth["v"], 0.01, rng), v.with_dims("x", "t"), name="sensors_v"
-        ),
-        pigp.Observations(X_c, zeros, equation_u, 0, "equation_u", condition=conditioned),
-        pigp.Observations(X_c, zeros, equation_v, 0, "equation_v", condition=conditioned),
     ]
     model.fit(observations=observations)
-    grid = _grid(0, 1, 0, 1)
-    mean, var = model.predict(grid, output="u")
-    exact = reaction_diffusion_solution(grid)["u"]
+    mean, var = model.predict(GRID, output="u")
+    exact = systems.reaction_diffusion_solution(GRID)["u"]
     return model, {"a": 1.0, "c": 0.5}, _band(mean, var, exact)
 
 
@@ -124,9 +120,8 @@ def sparse(seed: int) -> tuple:
     alpha = pigp.Parameter(0.2, positive=True, name="alpha")
     model = pigp.SparsePIGP(pigp.kernels.Matern52(), heat_large.operator(alpha, 1), num_inducing=64)
     model.fit(X_u, y_u, X_f, y_f)
-    grid = _grid(0, 1, 0, 1)
-    mean, var = model.predict(grid)
-    return model, {"alpha": heat_large.ALPHA}, _band(mean, var, heat_large.solution(grid)[0])
+    mean, var = model.predict(GRID)
+    return model, {"alpha": heat_large.ALPHA}, _band(mean, var, heat_large.solution(GRID)[0])
 
 
 def nonlinear(seed: int) -> tuple:
@@ -141,9 +136,8 @@ def nonlinear(seed: int) -> tuple:
     )
     boundary = pigp.Observations(data["X_b"], data["y_b"], name="boundary")
     model.fit(data["X_u"], data["y_u"], data["X_f"], data["y_f"], observations=[boundary])
-    grid = _grid(0, 1, 0, 1)
-    mean, var = model.predict(grid)
-    return model, {"r": 2.0}, _band(mean, var, reaction.reference("fisher_kpp", grid))
+    mean, var = model.predict(GRID)
+    return model, {"r": 2.0}, _band(mean, var, reaction.reference("fisher_kpp", GRID))
 
 
 def coefficient(seed: int) -> tuple:
@@ -168,11 +162,6 @@ def coefficient(seed: int) -> tuple:
     grid = np.linspace(0, 1, 201)[:, None]
     mean, var = model.predict(grid)
     return model, {"theta": truth}, _band(mean, var, np.sin(np.pi * grid[:, 0]))
-
-
-def _grid(x0, x1, t0, t1, n: int = 50) -> np.ndarray:
-    x, t = np.meshgrid(np.linspace(x0, x1, n), np.linspace(t0, t1, n))
-    return np.c_[x.ravel(), t.ravel()]
 
 
 KINDS = {

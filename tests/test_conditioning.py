@@ -249,8 +249,7 @@ def test_coefficients_that_collapse_under_counted_zeros_name_conditioning():
     equations' zeros at 40 points, exact. Counted as evidence, a and c fall to their
     lower bound and the warning names the zero sets and ``condition=True``; conditioned
     on, both come out within 5% of the truth, with no warning."""
-    from pigp.experiments.systems import reaction_diffusion_solution
-    from pigp.operators import D, field
+    from pigp.experiments import systems
 
     found = {}
     for condition in (False, True):
@@ -258,23 +257,20 @@ def test_coefficients_that_collapse_under_counted_zeros_name_conditioning():
         X_s, X_c = rng.uniform(size=(40, 2)), rng.uniform(size=(40, 2))
         a = pigp.Parameter(0.5, positive=True, name="a")
         c = pigp.Parameter(0.2, positive=True, name="c")
-        u, v = field("u"), field("v")
-        heat_ = D("t") - 0.1 * D("x", 2)
-        equation_u = (heat_ @ u + a * u - c * v).with_dims("x", "t")
-        equation_v = (heat_ @ v - c * u + a * v).with_dims("x", "t")
-        truth = reaction_diffusion_solution(X_s)
+        ops = systems.reaction_diffusion_operators(0.1, decay=a, coupling=c)
+        truth = systems.reaction_diffusion_solution(X_s)
         noisy = {
             k: y + 0.01 * np.sqrt(np.mean(y**2)) * rng.standard_normal(40) for k, y in truth.items()
         }
         zeros = np.zeros(40)
         observations = [
-            pigp.Observations(X_s, noisy["u"], u.with_dims("x", "t"), name="sensors_u"),
-            pigp.Observations(X_s, noisy["v"], v.with_dims("x", "t"), name="sensors_v"),
-            pigp.Observations(X_c, zeros, equation_u, 0, "equation_u", condition=condition),
-            pigp.Observations(X_c, zeros, equation_v, 0, "equation_v", condition=condition),
+            pigp.Observations(X_s, noisy["u"], ops["u"], name="sensors_u"),
+            pigp.Observations(X_s, noisy["v"], ops["v"], name="sensors_v"),
+            pigp.Observations(X_c, zeros, ops["equation_u"], 0, "equation_u", condition=condition),
+            pigp.Observations(X_c, zeros, ops["equation_v"], 0, "equation_v", condition=condition),
         ]
         kernels = {name: pigp.kernels.SquaredExponential() for name in ("u", "v")}
-        model = pigp.PIGP(kernels, equation_u, dims=("x", "t"))
+        model = pigp.PIGP(kernels, ops["equation_u"], dims=("x", "t"))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model.fit(observations=observations)

@@ -293,10 +293,11 @@ def reaction_diffusion_solution(X, diffusivity: float = DIFFUSIVITY) -> dict:
     return {"u": first + second, "v": first - second}
 
 
-def reaction_diffusion_operators(diffusivity=DIFFUSIVITY) -> dict:
+def reaction_diffusion_operators(diffusivity=DIFFUSIVITY, decay=1.0, coupling=0.5) -> dict:
     """``{"u", "v", "equation_u", "equation_v"}`` with dims ``("x", "t")``, the
-    equations written ``u_t - D u_xx + u - v / 2 = 0`` and ``v_t - D v_xx - u / 2 + v
-    = 0``."""
+    equations written ``u_t - D u_xx + a u - c v = 0`` and ``v_t - D v_xx - c u + a v
+    = 0`` with ``a = decay`` and ``c = coupling`` (numbers or ``pigp.Parameter``s; the
+    closed form's 1 and 1/2 by default)."""
     from ..operators.linear import D, field
 
     u, v = field("u"), field("v")
@@ -304,8 +305,8 @@ def reaction_diffusion_operators(diffusivity=DIFFUSIVITY) -> dict:
     out = {
         "u": u,
         "v": v,
-        "equation_u": heat @ u + u - 0.5 * v,
-        "equation_v": heat @ v - 0.5 * u + v,
+        "equation_u": heat @ u + decay * u - coupling * v,
+        "equation_v": heat @ v - coupling * u + decay * v,
     }
     return {name: operator.with_dims("x", "t") for name, operator in out.items()}
 

@@ -145,7 +145,8 @@ def fit_deciding_noise(
     # on them (Kovasznay's walls at 27% of their mean square, nu at 0, u 99% off).
     given_up = {} if noisy_report is None else called_noise(model, plan)
     given_up = {n: share for n, share in given_up.items() if n in names}
-    keep_exact = bool(given_up) or not learned > exact + plan.exact_evidence
+    evidence_for_noise = learned > exact + plan.exact_evidence
+    keep_exact = bool(given_up) or not evidence_for_noise
     if keep_exact:
         exact_state.restore()
         model.data = exact_data
@@ -158,7 +159,7 @@ def fit_deciding_noise(
             float(learned), float(exact), "exact" if keep_exact else "learned"
         )
     _replay(caught)
-    if given_up and learned > exact + plan.exact_evidence:
+    if given_up and evidence_for_noise:
         shares = ", ".join(f"{n!r} {share:.0%}" for n, share in sorted(given_up.items()))
         warn(
             f"fit: the data sets {sorted(given_up)} were passed without a noise; fitted "
