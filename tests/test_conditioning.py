@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import pigp
+from pigp.fitting.run import warn_at_bounds
 from pigp.operators import Identity, heat
 
 
@@ -275,10 +276,25 @@ def test_coefficients_that_collapse_under_counted_zeros_name_conditioning():
             warnings.simplefilter("always")
             model.fit(observations=observations)
         found[condition] = ([str(w.message) for w in caught], float(a.numpy()), float(c.numpy()))
+        if not condition:
+            counted = model, a, c
     messages, a_counted, c_counted = found[False]
     assert a_counted < 1e-3 and c_counted < 1e-3
     (bound,) = [m for m in messages if "ended at the lower bound" in m]
     assert "['equation_u', 'equation_v']" in bound and "condition=True" in bound
+    # Short of the bound, a coefficient under 1% of its start is named beside the zeros
+    # (and not without them); one at 2% of its start is not.
+    model, a, c = counted
+    a.assign(0.004)
+    c.assign(0.2 * 0.02)
+    zeros, starts = ["equation_u"], {id(a): 0.5, id(c): 0.2}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_at_bounds(model, zeros, starts)
+        warn_at_bounds(model, [], starts)
+    (fell,) = [str(w.message) for w in caught]
+    assert "operator.a fell below 1% of its start" in fell and "operator.c" not in fell
+    assert "condition=True" in fell
     messages, a_conditioned, c_conditioned = found[True]
     assert messages == []
     assert a_conditioned == pytest.approx(1.0, rel=0.05)

@@ -15,6 +15,8 @@ The model is passed in and used through its public face (``data``, ``objective()
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._warnings import warn
 from ..data import unpin
 from . import noise, training
@@ -92,6 +94,7 @@ def fit_linear(
     objective = model.objective()
     Xs, y = data.tensors(model.dtype)
     start = Snapshot(objective.variables)
+    starts = {id(p): np.abs(p.numpy()) for p in _coefficients(model)}
 
     def optimise(adam, lbfgs):
         train(model, objective, Xs, y, run, plan, callback, verbose, adam, lbfgs)
@@ -119,32 +122,55 @@ def fit_linear(
         )
     if run.steps > 0:
         noise.warn_if_noise_explains_data(model, plan)
-        warn_at_bounds(model, noise.counted_zeros(model, plan))
+        warn_at_bounds(model, noise.counted_zeros(model, plan), starts)
     return report
 
 
-def warn_at_bounds(model, zeros=()) -> None:
+def _coefficients(model) -> list:
+    """The parameters of the data sets' operators (the equation's coefficients)."""
+    found = {id(p): p for s in model.data.sets for c, *_ in s.terms for p in c.parameters}
+    return list(found.values())
+
+
+def warn_at_bounds(model, zeros=(), starts=None) -> None:
     """Warn about coefficients of operators that ended the fit at the lower bound of
     a positive parameter (the data may ask for a value beyond it); ``zeros``, the
     names of all-zero sets fitted exactly and counted as evidence, are named as a
-    likely cause."""
-    coefficients = {id(p) for s in model.data.sets for c, *_ in s.terms for p in c.parameters}
-    stuck = [
-        name for name, p in model.trainable_parameters() if id(p) in coefficients and p.at_bound()
+    likely cause, and with them a coefficient that fell below 1% of its start in
+    ``starts`` (``{id(parameter): |start|}``) is warned of too."""
+    coefficients = {id(p) for p in _coefficients(model)}
+    trained = [(n, p) for n, p in model.trainable_parameters() if id(p) in coefficients]
+    stuck = [name for name, p in trained if p.at_bound()]
+    starts = {} if starts is None or not zeros else starts
+    fell = [
+        name
+        for name, p in trained
+        if name not in stuck
+        and id(p) in starts
+        and np.all(np.abs(p.numpy()) < 1e-2 * np.maximum(starts[id(p)], 1e-300))
     ]
+    if not stuck and not fell:
+        return
+    said = []
     if stuck:
-        warn(
-            f"fit: {', '.join(stuck)} ended at the lower bound of a positive "
-            "parameter: the data may ask for a value below it. A coefficient is "
-            "signed unless made positive: pass pigp.Parameter(value) or "
-            "Parameter(value, positive=False) to lift the bound"
-            + (
-                f". The {zeros} data are all zero, exact and counted as evidence: their "
-                "density can pull the coefficients and the kernel to a degenerate fit "
-                "(two fields with noisy sensors went to a = c = 0, u 24% off); condition "
-                "on them instead, pigp.Observations(X, zeros, operator, 0, name, "
-                "condition=True)"
-                if zeros
-                else ""
-            )
+        said.append(
+            f"{', '.join(stuck)} ended at the lower bound of a positive parameter: the data "
+            "may ask for a value below it. A coefficient is signed unless made positive: "
+            "pass pigp.Parameter(value) or Parameter(value, positive=False) to lift the bound"
         )
+    if fell:
+        own = "its" if len(fell) == 1 else "their"
+        said.append(f"{', '.join(fell)} fell below 1% of {own} start")
+    warn(
+        "fit: "
+        + "; ".join(said)
+        + (
+            f". The {zeros} data are all zero, exact and counted as evidence: their "
+            "density can pull the coefficients and the kernel to a degenerate fit "
+            "(two fields with noisy sensors went to a = c = 0, u 24% off); condition "
+            "on them instead, pigp.Observations(X, zeros, operator, 0, name, "
+            "condition=True)"
+            if zeros
+            else ""
+        )
+    )
