@@ -604,7 +604,12 @@ def heat_large() -> str:
 
 
 #: What a warning says where it says an interval or a fit cannot be trusted as it stands.
-_UNTRUSTED = ("inducing points leave", "were passed without a noise", "at the lower bound")
+_UNTRUSTED = (
+    "inducing points leave",
+    "were passed without a noise",
+    "at the lower bound",
+    "fell below 1% of",
+)
 
 
 def calibration_kinds() -> str:

@@ -42,9 +42,10 @@ def lower_start(parameters, factor: float) -> None:
 
 def noise_fraction(model, s) -> float | None:
     """Data set ``s``'s noise variance as a fraction of its standardised mean square;
-    None where the data are all zero."""
+    None where the data are all zero, or zero up to rounding (a root mean square below
+    1e-10 standardised units, e.g. sin(pi) at a wall)."""
     scale = float(np.mean(np.square(s.y / model.y_scale)))
-    return float(s.noise.numpy()) / scale if scale > 0 else None
+    return float(s.noise.numpy()) / scale if scale > 1e-20 else None
 
 
 @dataclass(frozen=True)
