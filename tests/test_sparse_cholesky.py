@@ -505,3 +505,56 @@ def test_marching_in_time_windows_solves_the_heat_equation():
         march(equation, kernel, space, walls, initial, lambda t: [0.0], [0.0, 1.0], 5)
     with pytest.raises(ValueError, match="initial"):
         march(equation, kernel, space, walls, initial[:-1], lambda t: [0, 0], [0.0, 1.0], 5)
+
+
+def test_a_warped_kernel_is_ordered_in_its_warped_coordinates():
+    """u_t = 0.1 u_xx + f with u = e^(-t) tanh(5x), the space points clustered at the
+    front (x = sinh(3s)/sinh(3), s even) and a Matérn 7/2 on the warped x = asinh(x
+    sinh 3)/3: the screening points are the warped ones over the base kernel's
+    lengthscales, and at rho = 4 the solution is within 1% of the exact GP's (every
+    column seeing everything), where ordering in raw coordinates left it 23% away."""
+    import tensorflow as tf
+
+    from pigp.engines.cholesky import collocation
+    from pigp.operators import nonlinear
+
+    a = 3.0
+    x = np.sinh(a * np.linspace(-1, 1, 42)[1:-1]) / np.sinh(a)
+    t = np.linspace(0, 0.5, 11)[1:]
+    interior = np.stack(np.meshgrid(x, t), -1).reshape(-1, 2)
+    edge = np.r_[-1.0, x, 1.0]
+    ends = np.ones(10)
+    boundary = np.concatenate([np.c_[edge, np.zeros_like(edge)], np.c_[-ends, t], np.c_[ends, t]])
+
+    def exact(X):
+        return np.exp(-X[:, 1]) * np.tanh(5 * X[:, 0])
+
+    def forcing(X):  # u_t - 0.1 u_xx
+        th = np.tanh(5 * X[:, 0])
+        return np.exp(-X[:, 1]) * (-th + 5.0 * th * (1 - th**2))
+
+    features = {"u": Identity, "t": D("t"), "xx": D("x", 2)}
+    equation = nonlinear(lambda v, p: v["t"] - 0.1 * v["xx"], features).with_dims("x", "t")
+    base = pigp.kernels.Matern72(lengthscales=[0.15, 0.2])
+    kernel = pigp.kernels.Warped(base, [lambda z: tf.asinh(z * np.sinh(a)) / a, None])
+    warped = np.c_[np.arcsinh(interior[:, 0] * np.sinh(a)) / a, interior[:, 1]]
+    np.testing.assert_allclose(
+        collocation.screening_points(kernel, interior), warped / [0.15, 0.2], rtol=1e-12
+    )
+
+    def solve(rho):
+        return collocation.gauss_newton(
+            equation,
+            kernel,
+            boundary,
+            exact(boundary),
+            interior,
+            forcing(interior),
+            rho=rho,
+            nugget=1e-10,
+        ).u[len(boundary) :]
+
+    reference = solve(40.0)
+    assert np.linalg.norm(reference - exact(interior)) < 0.02 * np.linalg.norm(exact(interior))
+    distance = np.linalg.norm(solve(4.0) - reference) / np.linalg.norm(reference)
+    assert distance < 1e-2

@@ -37,7 +37,7 @@ from scipy.spatial import cKDTree
 
 from ..._warnings import warn
 from ...operators.linear import _is_identity
-from .collocation import gauss_newton, metric
+from .collocation import gauss_newton, screening_points
 from .factor import BATCH_ENTRIES, Terms, _blocks, _Layout, entries_program, padded
 from .regression import (
     CHECK_WARNS,
@@ -90,7 +90,7 @@ class Nonlinear:
         self.points, self.kinds = engine.points, engine.kinds
         self.operators = engine.features.operators
         self.boundary = engine.features.boundary
-        self.scale = metric(model.kernel, self.points.shape[1])
+        self.kernel = model.kernel
         self.y_scale = float(data.y_scale)
         # The data, coarse to fine (point values, then equations).
         self.data_order = engine.reduced_pattern.order
@@ -145,8 +145,10 @@ class Nonlinear:
         k = min(k, len(points))
         coarse = np.asarray(coarse_order[: k // COARSE], dtype=np.int64)
         fine = k - len(coarse)
-        tree = cKDTree(points / self.scale)
-        _, near = tree.query(X / self.scale, k=min(len(points), fine + len(coarse)))
+        tree = cKDTree(screening_points(self.kernel, points))
+        _, near = tree.query(
+            screening_points(self.kernel, X), k=min(len(points), fine + len(coarse))
+        )
         near = np.reshape(near, (len(X), -1))
         taken = np.zeros(len(points) + 1, bool)
         taken[coarse] = True
@@ -160,7 +162,9 @@ class Nonlinear:
         data's divided by ``y_scale``): kriging of the features' means from each point's
         ``NEIGHBOURS`` nearest features."""
         k = min(NEIGHBOURS, len(self.points))
-        _, near = cKDTree(self.points / self.scale).query(X / self.scale, k=k)
+        _, near = cKDTree(screening_points(self.kernel, self.points)).query(
+            screening_points(self.kernel, X), k=k
+        )
         near = np.reshape(near, (len(X), k))
         W = self._feature_weights(output_terms)
         weights, _ = self._conditional(X, output_terms, self.points, W, near)

@@ -36,7 +36,7 @@ from scipy.spatial import cKDTree
 from ..._tensorflow import tf
 from ..._warnings import warn
 from ...operators import Identity
-from .collocation import metric
+from .collocation import metric, screening_points
 from .factor import BATCH_ENTRIES, Terms, _blocks, _Layout, entries_program, factor, padded
 from .likelihood import Batches, vecchia_log_likelihood, vecchia_value_and_gradient
 from .ordering import pattern
@@ -166,11 +166,10 @@ class Regression:
         kernel.build(self.data.points)
         self.terms = Terms.of(self.data.operators)
         self.program = entries_program(kernel, self.terms)
-        scale = metric(kernel, self.data.points.shape[1])
         #: The pattern of the Vecchia log-likelihood (``learn_rho``; the mean's are
         #: made at ``rho``).
         self.pattern = pattern(
-            self.data.points / scale,
+            screening_points(kernel, self.data.points),
             self.data.kinds,
             settings.vecchia_rho,
             self.data.first,
@@ -263,14 +262,19 @@ class Regression:
         points, kinds, terms, data_at, at = self._features(X, output_terms)
         W = terms.weights(points, kinds).numpy()
         program = entries_program(self.kernel, terms)
-        scale = metric(self.kernel, points.shape[1])
-        joint = pattern(points / scale, kinds, rho, None, settings.supernode)
+        joint = pattern(screening_points(self.kernel, points), kinds, rho, None, settings.supernode)
         theta = Factor(
             factor(self.kernel, terms, points, W, joint, self.nugget, program), joint.order
         ).solves_only()
         n = len(data)
         noise = self.data.noise().numpy()
-        reduced = pattern(data.points / scale, data.kinds, rho, data.first, settings.supernode)
+        reduced = pattern(
+            screening_points(self.kernel, data.points),
+            data.kinds,
+            rho,
+            data.first,
+            settings.supernode,
+        )
         preconditioner = Factor(
             factor(
                 self.kernel, terms, data.points, W[data_at], reduced, self.nugget, program, noise
@@ -298,12 +302,13 @@ class Regression:
         """The posterior variance of the output at ``X`` given each point's ``neighbours``
         nearest data measurements (standardised units)."""
         data = self.data
-        n, d = len(data), data.points.shape[1]
+        n = len(data)
         terms = Terms.of(data.operators + [list(output_terms)])
         program = entries_program(self.kernel, terms)
-        scale = metric(self.kernel, d)
         k = min(neighbours, n)
-        _, near = cKDTree(data.points / scale).query(X / scale, k=k)
+        _, near = cKDTree(screening_points(self.kernel, data.points)).query(
+            screening_points(self.kernel, X), k=k
+        )
         near = np.reshape(near, (len(X), k))
         points = np.concatenate([data.points, X])
         kinds = np.concatenate([data.kinds, np.full(len(X), len(data.operators))])
