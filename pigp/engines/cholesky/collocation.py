@@ -172,7 +172,6 @@ class Collocation:
         start = time.perf_counter()
         # Screening is in the kernel's own metric: points scaled by its lengthscales.
         kernel.build(self.points)
-        self.metric = metric(kernel, self.points.shape[1])
         screened = screening_points(kernel, self.points)
         # The pattern is not kept: the factor holds its order, and its neighbour sets
         # (0.04 GB at 2*10^5 measurements) serve this factor only.
